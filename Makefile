@@ -1,0 +1,41 @@
+# simhash: PGXS build of the extension (C++17, C linkage), plus the core unit tests and benchmarks.
+EXTENSION = simhash
+EXTVERSION = 0.1.0
+MODULE_big = simhash
+DATA = simhash--$(EXTVERSION).sql
+PGFILEDESC = "simhash - near-duplicate detection with SimHash, MinHash and a Hamming-radius index"
+
+CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
+GLUE_SRCS = $(sort $(wildcard src/*.cpp))
+OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
+
+REGRESS = $(sort $(notdir $(basename $(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+
+PG_CONFIG ?= pg_config
+
+# Debian's PostgreSQL is built with LLVM: PGXS would try to emit bitcode for C++ files with clang.
+override with_llvm = no
+# PostgreSQL headers use `register` (removed in C++17). -fvect-cost-model=dynamic lets -O2 vectorize
+# the MinHash slot loop; -fno-math-errno keeps std::isfinite and friends inline.
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter -fvect-cost-model=dynamic
+PG_CPPFLAGS = -I$(srcdir)/src
+SHLIB_LINK = -lstdc++
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# Core unit tests (GoogleTest + CTest) and benchmarks, built apart from the extension.
+UNIT_BUILD = build/unit
+.PHONY: unit bench-core
+unit:
+	cmake -S test/unit -B $(UNIT_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(UNIT_BUILD) -j2
+	cd $(UNIT_BUILD) && ctest --output-on-failure
+
+bench-core:
+	cmake -S test/unit -B $(UNIT_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(UNIT_BUILD) -j2 --target core_bench
+	$(UNIT_BUILD)/core_bench /usr/share/common-licenses/* /usr/share/doc/*/copyright

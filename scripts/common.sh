@@ -1,0 +1,64 @@
+# Shared by scripts/demo.sh and scripts/test.sh: installs what the project needs and runs a
+# throwaway PostgreSQL cluster (own port and socket directory, non-root user, removed on exit).
+set -euo pipefail
+
+REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_MAJOR=15
+PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+DEBIAN_PACKAGES=(
+    build-essential g++ make cmake pkg-config
+    postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib
+    libxxhash-dev libgtest-dev libipc-run-perl
+)
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_packages() {
+    local missing=()
+    for p in "${DEBIAN_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "==> apt-get install ${missing[*]}"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    # Debian's postgresql package starts a cluster of its own; this project never uses it.
+}
+
+build_and_install() {
+    echo "==> building and installing the extension"
+    make -C "$REPO_ROOT" -s -j2 PG_CONFIG="$PG_BIN/pg_config"
+    as_root make -C "$REPO_ROOT" -s install PG_CONFIG="$PG_BIN/pg_config"
+}
+
+# The server never runs as root: root uses the postgres account that the Debian package creates.
+if [ "$(id -u)" -eq 0 ]; then CLUSTER_USER=postgres; else CLUSTER_USER=$(id -un); fi
+
+as_cluster_user() {
+    if [ "$(id -un)" = "$CLUSTER_USER" ]; then "$@"; else runuser -u "$CLUSTER_USER" -- "$@"; fi
+}
+
+start_cluster() {
+    CLUSTER_DIR=$(mktemp -d /tmp/simhash-cluster.XXXXXX)
+    chown "$CLUSTER_USER" "$CLUSTER_DIR" 2>/dev/null || true
+    chmod 755 "$CLUSTER_DIR"
+    export PGPORT=${SIMHASH_PGPORT:-55432}
+    while (echo >/dev/tcp/127.0.0.1/$PGPORT) 2>/dev/null || [ -e /tmp/.s.PGSQL.$PGPORT ]; do PGPORT=$((PGPORT + 1)); done
+    export PGHOST=$CLUSTER_DIR PGUSER=$CLUSTER_USER PGDATABASE=postgres
+    trap stop_cluster EXIT
+    echo "==> starting a throwaway cluster in $CLUSTER_DIR (port $PGPORT)"
+    as_cluster_user "$PG_BIN/initdb" -D "$CLUSTER_DIR/data" -U "$CLUSTER_USER" -E UTF8 --locale=C.UTF-8 -A trust >/dev/null
+    as_cluster_user "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w \
+        -o "-p $PGPORT -k $CLUSTER_DIR -c listen_addresses='' -c fsync=off" start >/dev/null
+}
+
+stop_cluster() {
+    if [ -n "${CLUSTER_DIR:-}" ] && [ -d "$CLUSTER_DIR/data" ]; then
+        as_cluster_user "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+    fi
+    [ -n "${CLUSTER_DIR:-}" ] && rm -rf "$CLUSTER_DIR"
+    CLUSTER_DIR=
+}

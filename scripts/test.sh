@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian bookworm machine: installs the packages, builds, runs the
+# core unit tests (GoogleTest/CTest), the pg_regress suite against a throwaway cluster, and the TAP
+# tests (each starts clusters of its own). Leaves nothing running.
+source "$(dirname "$0")/common.sh"
+
+install_packages
+build_and_install
+
+echo "==> core unit tests"
+make -C "$REPO_ROOT" -s unit
+
+start_cluster
+echo "==> pg_regress"
+if ! make -C "$REPO_ROOT" -s installcheck PG_CONFIG="$PG_BIN/pg_config"; then
+    cat "$REPO_ROOT/regression.diffs" 2>/dev/null | head -200
+    exit 1
+fi
+stop_cluster
+
+if compgen -G "$REPO_ROOT/test/t/*.pl" >/dev/null; then
+    echo "==> TAP tests"
+    # PostgreSQL::Test::Cluster runs initdb, which refuses root: run them as the cluster user in a
+    # scratch copy it owns.
+    TAP_DIR=$(mktemp -d /tmp/simhash-tap.XXXXXX)
+    trap 'rm -rf "$TAP_DIR"' EXIT
+    cp -r "$REPO_ROOT/." "$TAP_DIR/"
+    chown -R "$CLUSTER_USER" "$TAP_DIR"
+    as_cluster_user make -C "$TAP_DIR" -s prove_installcheck PG_CONFIG="$PG_BIN/pg_config" \
+        PROVE_FLAGS="--timer"
+fi
+echo "==> all tests passed"

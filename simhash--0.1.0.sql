@@ -1,0 +1,223 @@
+-- simhash extension, version 0.1.0
+\echo Use "CREATE EXTENSION simhash" to load this file. \quit
+
+--------------------------------------------------------------------------------------------------
+-- SimHash fingerprints
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash(doc text, unit text DEFAULT 'word', size integer DEFAULT 3) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text, text, integer) IS
+    '64-bit Charikar SimHash of a document''s shingles (unit ''word'' or ''char'', size 1..64); 0 when the text has no tokens';
+
+CREATE FUNCTION simhash_shingles(doc text, unit text DEFAULT 'word', size integer DEFAULT 3) RETURNS text[]
+    AS 'MODULE_PATHNAME', 'simhash_shingles' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_shingles(text, text, integer) IS
+    'The normalized shingles simhash() and minhash() hash for a document, in text order: simhash(doc) = simhash(simhash_shingles(doc))';
+
+CREATE FUNCTION simhash(features text[]) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_features' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text[]) IS
+    'SimHash of caller-extracted features, each of weight 1 (duplicates count again; NULL elements are skipped)';
+
+CREATE FUNCTION simhash(features text[], weights double precision[]) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_weighted_features' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text[], double precision[]) IS
+    'SimHash of weighted features (TF-IDF keywords, for example): one finite weight per feature';
+
+CREATE FUNCTION simhash(doc tsvector) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(tsvector) IS
+    'SimHash of a tsvector''s lexemes weighted by their number of positions (1 when stripped), so text search configurations apply';
+
+CREATE FUNCTION simhash_agg_transfn(internal, text) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_weighted_transfn(internal, text, double precision) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_combinefn(internal, internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_serialfn(internal) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_deserialfn(bytea, internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_agg_finalfn(internal) RETURNS bigint
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE simhash_agg(feature text) (
+    SFUNC = simhash_agg_transfn, STYPE = internal, FINALFUNC = simhash_agg_finalfn,
+    COMBINEFUNC = simhash_agg_combinefn, SERIALFUNC = simhash_agg_serialfn,
+    DESERIALFUNC = simhash_agg_deserialfn, PARALLEL = SAFE);
+COMMENT ON AGGREGATE simhash_agg(text) IS
+    'SimHash of the features in a group, each of weight 1 (NULLs skipped; NULL for no rows)';
+
+CREATE AGGREGATE simhash_agg(feature text, weight double precision) (
+    SFUNC = simhash_agg_weighted_transfn, STYPE = internal, FINALFUNC = simhash_agg_finalfn,
+    COMBINEFUNC = simhash_agg_combinefn, SERIALFUNC = simhash_agg_serialfn,
+    DESERIALFUNC = simhash_agg_deserialfn, PARALLEL = SAFE);
+COMMENT ON AGGREGATE simhash_agg(text, double precision) IS
+    'SimHash of the weighted features in a group (rows with a NULL feature or weight are skipped; NULL for no rows)';
+
+--------------------------------------------------------------------------------------------------
+-- MinHash signatures (integer[] of slots; see README "Why integer[]")
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION minhash(doc text, slots integer DEFAULT 128, seed bigint DEFAULT 0,
+                        unit text DEFAULT 'word', size integer DEFAULT 3) RETURNS integer[]
+    AS 'MODULE_PATHNAME', 'minhash_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(text, integer, bigint, text, integer) IS
+    'MinHash signature of a document''s set of shingles: slots (1..8192) values of (a*x+b) mod 2^61-1 minima';
+
+CREATE FUNCTION minhash(features text[], slots integer DEFAULT 128, seed bigint DEFAULT 0) RETURNS integer[]
+    AS 'MODULE_PATHNAME', 'minhash_features' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(text[], integer, bigint) IS
+    'MinHash signature of a set of caller-extracted features (NULL elements are skipped)';
+
+CREATE FUNCTION minhash(doc tsvector, slots integer DEFAULT 128, seed bigint DEFAULT 0) RETURNS integer[]
+    AS 'MODULE_PATHNAME', 'minhash_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash(tsvector, integer, bigint) IS
+    'MinHash signature of a tsvector''s set of lexemes';
+
+CREATE FUNCTION minhash_jaccard(a integer[], b integer[]) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'minhash_jaccard' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_jaccard(integer[], integer[]) IS
+    'Estimated Jaccard similarity of the two sets: the fraction of equal slots of signatures made with the same slots and seed';
+
+CREATE FUNCTION minhash_merge(a integer[], b integer[]) RETURNS integer[]
+    AS 'MODULE_PATHNAME', 'minhash_merge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_merge(integer[], integer[]) IS
+    'Signature of the union of two sets: the element-wise unsigned minimum of their signatures';
+
+--------------------------------------------------------------------------------------------------
+-- Hamming distance. hamming() returns the domain hamming_distance: it is an integer everywhere,
+-- but its comparison operators belong to this extension, and their planner support rewrites
+-- hamming(fp, q) <= k into the indexable hamming_within(fp, q, k).
+--------------------------------------------------------------------------------------------------
+
+CREATE DOMAIN hamming_distance AS integer;
+COMMENT ON DOMAIN hamming_distance IS
+    'Result of hamming(): an integer whose comparisons with a radius can use a simhash index';
+
+CREATE FUNCTION hamming(a bigint, b bigint) RETURNS hamming_distance
+    AS 'MODULE_PATHNAME', 'simhash_hamming' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming(bigint, bigint) IS
+    'Number of differing bits between two 64-bit fingerprints (0..64)';
+
+CREATE FUNCTION hamming_within_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION hamming_within(a bigint, b bigint, radius integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_hamming_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+    SUPPORT hamming_within_support;
+COMMENT ON FUNCTION hamming_within(bigint, bigint, integer) IS
+    'hamming(a, b) <= radius; indexable when a or b is a column with a simhash index';
+
+CREATE FUNCTION hamming_radius_below(k integer) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_hamming_radius_below' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_below(integer) IS
+    'k - 1 without overflow: hamming(a, b) < k is rewritten to hamming_within(a, b, hamming_radius_below(k))';
+
+CREATE FUNCTION hamming_comparison_support(internal) RETURNS internal
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The comparison functions run PostgreSQL's own int4 comparisons; what they add is the support
+-- function. Every one of < <= > >= must exist for (distance, int), (int, distance) and
+-- (distance, distance), or some spelling would silently resolve to int4's operator and miss the
+-- index. The names' suffixes (_lt, _le, _gt, _ge) tell hamming_comparison_support which it is.
+CREATE FUNCTION hamming_distance_lt(hamming_distance, integer) RETURNS boolean AS 'int4lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_le(hamming_distance, integer) RETURNS boolean AS 'int4le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_gt(hamming_distance, integer) RETURNS boolean AS 'int4gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_ge(hamming_distance, integer) RETURNS boolean AS 'int4ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_lt(integer, hamming_distance) RETURNS boolean AS 'int4lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_le(integer, hamming_distance) RETURNS boolean AS 'int4le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_gt(integer, hamming_distance) RETURNS boolean AS 'int4gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_ge(integer, hamming_distance) RETURNS boolean AS 'int4ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_lt(hamming_distance, hamming_distance) RETURNS boolean AS 'int4lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_le(hamming_distance, hamming_distance) RETURNS boolean AS 'int4le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_gt(hamming_distance, hamming_distance) RETURNS boolean AS 'int4gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+CREATE FUNCTION hamming_distance_ge(hamming_distance, hamming_distance) RETURNS boolean AS 'int4ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+
+COMMENT ON FUNCTION hamming_distance_lt(hamming_distance, integer) IS 'implementation of < for hamming_distance; rewritten to hamming_within() by the planner';
+COMMENT ON FUNCTION hamming_distance_le(hamming_distance, integer) IS 'implementation of <= for hamming_distance; rewritten to hamming_within() by the planner';
+COMMENT ON FUNCTION hamming_distance_gt(hamming_distance, integer) IS 'implementation of > for hamming_distance';
+COMMENT ON FUNCTION hamming_distance_ge(hamming_distance, integer) IS 'implementation of >= for hamming_distance';
+COMMENT ON FUNCTION hamming_distance_lt(integer, hamming_distance) IS 'implementation of < for hamming_distance';
+COMMENT ON FUNCTION hamming_distance_le(integer, hamming_distance) IS 'implementation of <= for hamming_distance';
+COMMENT ON FUNCTION hamming_distance_gt(integer, hamming_distance) IS 'implementation of > for hamming_distance; rewritten to hamming_within() by the planner';
+COMMENT ON FUNCTION hamming_distance_ge(integer, hamming_distance) IS 'implementation of >= for hamming_distance; rewritten to hamming_within() by the planner';
+COMMENT ON FUNCTION hamming_distance_lt(hamming_distance, hamming_distance) IS 'implementation of < for hamming_distance; rewritten to hamming_within() by the planner';
+COMMENT ON FUNCTION hamming_distance_le(hamming_distance, hamming_distance) IS 'implementation of <= for hamming_distance; rewritten to hamming_within() by the planner';
+COMMENT ON FUNCTION hamming_distance_gt(hamming_distance, hamming_distance) IS 'implementation of > for hamming_distance';
+COMMENT ON FUNCTION hamming_distance_ge(hamming_distance, hamming_distance) IS 'implementation of >= for hamming_distance';
+
+CREATE OPERATOR < (LEFTARG = hamming_distance, RIGHTARG = integer, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = hamming_distance, RIGHTARG = integer, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = hamming_distance, RIGHTARG = integer, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = integer, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR < (LEFTARG = integer, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = integer, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = integer, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = integer, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR < (LEFTARG = hamming_distance, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = hamming_distance, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = hamming_distance, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
+--------------------------------------------------------------------------------------------------
+-- hamming_ball: the set of fingerprints within a radius of a center; `fp <@ hamming_ball(q, k)`
+-- is the search operator of the simhash index.
+--------------------------------------------------------------------------------------------------
+
+CREATE TYPE hamming_ball;
+CREATE FUNCTION hamming_ball_in(cstring) RETURNS hamming_ball
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION hamming_ball_out(hamming_ball) RETURNS cstring
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION hamming_ball_recv(internal) RETURNS hamming_ball
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION hamming_ball_send(hamming_ball) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE hamming_ball (
+    INPUT = hamming_ball_in, OUTPUT = hamming_ball_out, RECEIVE = hamming_ball_recv,
+    SEND = hamming_ball_send, INTERNALLENGTH = 16, ALIGNMENT = double, STORAGE = plain);
+COMMENT ON TYPE hamming_ball IS
+    'The 64-bit fingerprints within radius bits of center, written ''(center,radius)''; a negative radius is empty, 64 or more is everything';
+
+CREATE FUNCTION hamming_ball(center bigint, radius integer) RETURNS hamming_ball
+    AS 'MODULE_PATHNAME', 'hamming_ball_make' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_ball(bigint, integer) IS 'The ball of fingerprints within radius bits of center';
+
+CREATE FUNCTION center(hamming_ball) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'hamming_ball_center' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION center(hamming_ball) IS 'Center of a hamming_ball';
+CREATE FUNCTION radius(hamming_ball) RETURNS integer
+    AS 'MODULE_PATHNAME', 'hamming_ball_radius' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION radius(hamming_ball) IS 'Radius of a hamming_ball';
+
+CREATE FUNCTION hamming_ball_restrict_selectivity(internal, oid, internal, integer) RETURNS double precision
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION hamming_ball_join_selectivity(internal, oid, internal, smallint, internal) RETURNS double precision
+    AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+CREATE FUNCTION hamming_ball_contains(bigint, hamming_ball) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_ball_contains(bigint, hamming_ball) IS 'implementation of <@: fingerprint within the ball';
+CREATE FUNCTION hamming_ball_contains_commuted(hamming_ball, bigint) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_ball_contains_commuted(hamming_ball, bigint) IS 'implementation of @>: ball contains the fingerprint';
+
+CREATE OPERATOR <@ (LEFTARG = bigint, RIGHTARG = hamming_ball, FUNCTION = hamming_ball_contains,
+    COMMUTATOR = @>, RESTRICT = hamming_ball_restrict_selectivity, JOIN = hamming_ball_join_selectivity);
+CREATE OPERATOR @> (LEFTARG = hamming_ball, RIGHTARG = bigint, FUNCTION = hamming_ball_contains_commuted,
+    COMMUTATOR = <@, RESTRICT = hamming_ball_restrict_selectivity, JOIN = hamming_ball_join_selectivity);

@@ -1,0 +1,53 @@
+#include "hamming.h"
+
+namespace simhash {
+
+int popcount_portable(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return static_cast<int>((x * 0x0101010101010101ull) >> 56);
+}
+
+namespace {
+
+#if defined(__x86_64__)
+__attribute__((target("popcnt"))) int popcount_hardware(uint64_t x) {
+    return __builtin_popcountll(x);
+}
+
+bool cpu_has_popcnt() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt");
+}
+
+PopcountFunction choose_popcount() { return cpu_has_popcnt() ? popcount_hardware : popcount_portable; }
+#else
+int popcount_builtin(uint64_t x) { return __builtin_popcountll(x); }
+PopcountFunction choose_popcount() { return popcount_builtin; }
+#endif
+
+}  // namespace
+
+PopcountFunction popcount64 = choose_popcount();
+
+const char *popcount_kernel_name() {
+#if defined(__x86_64__)
+    return popcount64 == popcount_hardware ? "popcnt" : "portable";
+#else
+    return "builtin";
+#endif
+}
+
+// target_clones: the dynamic loader picks the POPCNT build on CPUs that have it, once.
+__attribute__((target_clones("popcnt", "default"))) size_t select_within_radius(
+    const uint64_t *fingerprints, size_t n, uint64_t query, int radius, uint32_t *matches) {
+    size_t found = 0;
+    for (size_t i = 0; i < n; ++i) {
+        matches[found] = static_cast<uint32_t>(i);
+        found += __builtin_popcountll(fingerprints[i] ^ query) <= radius;
+    }
+    return found;
+}
+
+}  // namespace simhash

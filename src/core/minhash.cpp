@@ -1,0 +1,89 @@
+#include "minhash.h"
+
+#include <string>
+
+#include "feature_hash.h"
+
+namespace simhash {
+
+namespace {
+uint64_t splitmix64(uint64_t &state) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// Compiled three times: AVX-512 or AVX2 lanes where the CPU has them (chosen once by the loader
+// through an ifunc), SSE2
+// otherwise. Every operation is exact 64-bit integer arithmetic, so both give identical results.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void update_slots(
+    const uint32_t *a_low, const uint32_t *a_high, const uint64_t *b, int slots, uint32_t x,
+    uint64_t *mins) {
+    const uint64_t p = kMersenne61;
+    const uint64_t low29 = (uint64_t{1} << 29) - 1;
+    for (int i = 0; i < slots; ++i) {
+        const uint64_t lo = static_cast<uint64_t>(a_low[i]) * x;   // < 2^64
+        const uint64_t hi = static_cast<uint64_t>(a_high[i]) * x;  // < 2^61, weighs 2^32
+        // hi * 2^32 mod p: bits above 2^61 wrap around to bit 0 because 2^61 = 1 (mod p).
+        uint64_t s = (hi >> 29) + ((hi & low29) << 32) + (lo & p) + (lo >> 61) + b[i];  // < 2^63
+        s = (s & p) + (s >> 61);
+        s = s >= p ? s - p : s;
+        mins[i] = s < mins[i] ? s : mins[i];
+    }
+}
+}  // namespace
+
+MinhashFamily::MinhashFamily(int slots, uint64_t seed) : slots_(slots) {
+    if (slots < 1 || slots > kMaxMinhashSlots)
+        throw InvalidArgument("slots must be between 1 and " + std::to_string(kMaxMinhashSlots));
+    a_low_.resize(slots);
+    a_high_.resize(slots);
+    b_.resize(slots);
+    uint64_t state = seed;
+    for (int i = 0; i < slots; ++i) {
+        const uint64_t a = 1 + splitmix64(state) % (kMersenne61 - 1);
+        b_[i] = splitmix64(state) % kMersenne61;
+        a_low_[i] = static_cast<uint32_t>(a);
+        a_high_[i] = static_cast<uint32_t>(a >> 32);
+    }
+}
+
+void MinhashFamily::update(uint32_t x, uint64_t *mins) const {
+    update_slots(a_low_.data(), a_high_.data(), b_.data(), slots_, x, mins);
+}
+
+uint64_t universal_hash_reference(uint64_t a, uint64_t b, uint32_t x) {
+    unsigned __int128 v = static_cast<unsigned __int128>(a) * x + b;
+    return static_cast<uint64_t>(v % kMersenne61);
+}
+
+void MinhashSketch::write_signature(uint32_t *out) const {
+    for (size_t i = 0; i < mins_.size(); ++i) out[i] = static_cast<uint32_t>(mins_[i] >> 29);
+}
+
+std::vector<uint32_t> MinhashSketch::signature() const {
+    std::vector<uint32_t> sig(mins_.size());
+    write_signature(sig.data());
+    return sig;
+}
+
+void minhash_merge(const uint32_t *a, const uint32_t *b, size_t slots, uint32_t *out) {
+    for (size_t i = 0; i < slots; ++i) out[i] = a[i] < b[i] ? a[i] : b[i];
+}
+
+std::vector<uint32_t> minhash_text(const char *text, size_t len, const MinhashFamily &family,
+                                   const ShingleOptions &options) {
+    MinhashSketch sketch(family);
+    for_each_shingle(text, len, options,
+                     [&](const char *data, size_t n) { sketch.add(feature_hash(data, n)); });
+    return sketch.signature();
+}
+
+double minhash_jaccard(const uint32_t *a, const uint32_t *b, size_t slots) {
+    size_t equal = 0;
+    for (size_t i = 0; i < slots; ++i) equal += a[i] == b[i];
+    return slots == 0 ? 0.0 : static_cast<double>(equal) / static_cast<double>(slots);
+}
+
+}  // namespace simhash

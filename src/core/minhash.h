@@ -1,0 +1,77 @@
+// MinHash signatures (Broder) with a true 2-universal hash family and no overflow.
+//
+// Slot i hashes a feature x with h_i(x) = (a_i * x + b_i) mod p, p = 2^61 - 1 (a Mersenne prime),
+// 1 <= a_i < p, 0 <= b_i < p, and keeps the minimum over the set's features. x is the low 32 bits
+// of the feature's XXH3 hash (as datasketch uses 32-bit feature hashes). The parameters come from
+// SplitMix64 seeded with the user's seed: for each slot in order, a_i = 1 + next() mod (p - 1),
+// then b_i = next() mod p. A signature slot is the top 32 bits of the 61-bit minimum (bits 29..60);
+// an empty feature set gives 0xFFFFFFFF in every slot. The products are computed exactly in 64-bit
+// lanes (a_i is split into 32 + 29 bits), so the arithmetic is the textbook family, not
+// numpy-style wrapped int64 arithmetic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "shingles.h"
+
+namespace simhash {
+
+constexpr uint64_t kMersenne61 = (uint64_t{1} << 61) - 1;
+constexpr int kMaxMinhashSlots = 8192;
+constexpr int kDefaultMinhashSlots = 128;
+
+class MinhashFamily {
+public:
+    MinhashFamily(int slots, uint64_t seed);
+    int slots() const { return slots_; }
+    uint64_t a(int i) const { return (static_cast<uint64_t>(a_high_[i]) << 32) | a_low_[i]; }
+    uint64_t b(int i) const { return b_[i]; }
+
+    // mins[i] = min(mins[i], h_i(x)) for every slot. mins has slots() entries, initialized with
+    // initial_minimum().
+    void update(uint32_t x, uint64_t *mins) const;
+    static constexpr uint64_t initial_minimum() { return kMersenne61; }
+
+private:
+    int slots_;
+    std::vector<uint32_t> a_low_;   // low 32 bits of a_i
+    std::vector<uint32_t> a_high_;  // high 29 bits of a_i
+    std::vector<uint64_t> b_;
+};
+
+// h(x) = (a * x + b) mod (2^61 - 1) with 128-bit arithmetic: the reference the fast path is
+// tested against.
+uint64_t universal_hash_reference(uint64_t a, uint64_t b, uint32_t x);
+
+// Signature of a text's shingles (see shingles.h for the exact features).
+std::vector<uint32_t> minhash_text(const char *text, size_t len, const MinhashFamily &family,
+                                   const ShingleOptions &options = {});
+
+// Accumulates a signature from feature hashes.
+class MinhashSketch {
+public:
+    explicit MinhashSketch(const MinhashFamily &family)
+        : family_(family), mins_(family.slots(), MinhashFamily::initial_minimum()) {}
+    void add(uint64_t feature_hash) { family_.update(static_cast<uint32_t>(feature_hash), mins_.data()); }
+    // Writes slots() values: the top 32 bits (bits 29..60) of each 61-bit minimum. Keeping the
+    // top bits preserves order, so the element-wise unsigned minimum of two signatures is exactly
+    // the signature of the union of the two sets (signatures are mergeable).
+    void write_signature(uint32_t *out) const;
+    std::vector<uint32_t> signature() const;
+
+private:
+    const MinhashFamily &family_;
+    std::vector<uint64_t> mins_;
+};
+
+// Element-wise unsigned minimum: the signature of the union of the two sets.
+void minhash_merge(const uint32_t *a, const uint32_t *b, size_t slots, uint32_t *out);
+
+// Fraction of equal slots: an unbiased estimate of the Jaccard similarity of the two sets.
+double minhash_jaccard(const uint32_t *a, const uint32_t *b, size_t slots);
+
+}  // namespace simhash
+
+#include "cpp_only.h"

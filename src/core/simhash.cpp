@@ -1,0 +1,63 @@
+#include "simhash.h"
+
+#include "feature_hash.h"
+
+namespace simhash {
+
+namespace {
+struct SpreadTable {
+    uint64_t v[256];
+    constexpr SpreadTable() : v() {
+        for (int x = 0; x < 256; ++x) {
+            uint64_t spread = 0;
+            for (int j = 0; j < 8; ++j) spread |= static_cast<uint64_t>((x >> j) & 1) << (8 * j);
+            v[x] = spread;
+        }
+    }
+};
+constexpr SpreadTable kSpread;
+}  // namespace
+
+const uint64_t SimhashVote::kSpreadBits[256] = {
+#define S(i) kSpread.v[i]
+#define S8(i) S(i), S(i + 1), S(i + 2), S(i + 3), S(i + 4), S(i + 5), S(i + 6), S(i + 7)
+#define S64(i) S8(i), S8(i + 8), S8(i + 16), S8(i + 24), S8(i + 32), S8(i + 40), S8(i + 48), S8(i + 56)
+    S64(0), S64(64), S64(128), S64(192)
+#undef S64
+#undef S8
+#undef S
+};
+
+void SimhashVote::flush() {
+    for (int b = 0; b < 8; ++b) {
+        for (int j = 0; j < 8; ++j) ones_[8 * b + j] += (lanes_[b] >> (8 * j)) & 0xFF;
+        lanes_[b] = 0;
+    }
+    total_ += pending_;
+    pending_ = 0;
+}
+
+uint64_t SimhashVote::fingerprint() {
+    flush();
+    uint64_t fp = 0;
+    // Vote on bit i = ones - zeros = 2 * ones - total; ties give 0.
+    for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(2 * ones_[i] > total_) << i;
+    return fp;
+}
+
+uint64_t WeightedSimhashVote::fingerprint_of(const double *votes) {
+    uint64_t fp = 0;
+    for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(votes[i] > 0.0) << i;
+    return fp;
+}
+
+uint64_t WeightedSimhashVote::fingerprint() const { return fingerprint_of(votes_); }
+
+uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options) {
+    SimhashVote vote;
+    for_each_shingle(text, len, options,
+                     [&](const char *data, size_t n) { vote.add(feature_hash(data, n)); });
+    return vote.fingerprint();
+}
+
+}  // namespace simhash

@@ -1,0 +1,62 @@
+// Charikar SimHash, 64 bits: every feature hash votes +weight on each of its 1 bits and -weight on
+// each of its 0 bits; fingerprint bit i is 1 when the vote on bit i is strictly positive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "shingles.h"
+
+namespace simhash {
+
+// Unit-weight votes, counted in eight 64-bit words of byte-wide lanes: each feature costs eight
+// table loads and adds instead of 64 compare-and-increment steps. Lanes are flushed into exact
+// 64-bit counters before a byte can overflow.
+class SimhashVote {
+public:
+    void add(uint64_t hash) {
+        for (int b = 0; b < 8; ++b) lanes_[b] += kSpreadBits[(hash >> (8 * b)) & 0xFF];
+        if (++pending_ == kMaxPending) flush();
+    }
+    uint64_t count() const { return total_ + pending_; }
+    uint64_t fingerprint();
+
+private:
+    static constexpr uint32_t kMaxPending = 255;
+    static const uint64_t kSpreadBits[256];  // byte j of kSpreadBits[v] is bit j of v
+    void flush();
+
+    uint64_t lanes_[8] = {};
+    uint64_t ones_[64] = {};
+    uint32_t pending_ = 0;
+    uint64_t total_ = 0;
+};
+
+// Real-valued weights (TF-IDF, term frequencies). With every weight 1 it gives the same
+// fingerprint as SimhashVote.
+class WeightedSimhashVote {
+public:
+    void add(uint64_t hash, double weight) {
+        for (int i = 0; i < 64; ++i) {
+            const double sign = static_cast<double>(static_cast<int>((hash >> i) & 1) * 2 - 1);
+            votes_[i] += sign * weight;
+        }
+    }
+    void merge(const double *other_votes) {
+        for (int i = 0; i < 64; ++i) votes_[i] += other_votes[i];
+    }
+    const double *votes() const { return votes_; }
+    double *votes() { return votes_; }
+    uint64_t fingerprint() const;
+    static uint64_t fingerprint_of(const double *votes);
+
+private:
+    double votes_[64] = {};
+};
+
+// SimHash of a text's shingles (see shingles.h for the exact features). No shingles: 0.
+uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options = {});
+
+}  // namespace simhash
+
+#include "cpp_only.h"

@@ -1,0 +1,87 @@
+// The one boundary between C++ and PostgreSQL. Every SQL-callable function of the extension is
+// defined with SIMHASH_FUNCTION, which runs its body inside call_guarded():
+//  - a C++ exception never reaches PostgreSQL: it is caught, its message copied into a plain
+//    buffer, and the PostgreSQL error is raised only after the catch block has ended, so no
+//    exception object or unwinding state is alive when ereport() longjmps;
+//  - the body itself may raise PostgreSQL errors (detoasting, palloc, ereport) only while it owns
+//    no C++ object with a destructor. Bodies therefore read their arguments and allocate their
+//    results in C style and hand plain pointers to core functions (src/core), which own the C++
+//    objects and never call PostgreSQL.
+// Include this header after all C++ and core headers: it brings in postgres.h.
+#pragma once
+
+#include <exception>
+#include <new>
+#include <stdexcept>
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+}
+
+namespace simhash_pg {
+
+// A C++-side error with an explicit SQLSTATE (for glue code that validates in C++).
+class SqlError : public std::runtime_error {
+public:
+    SqlError(int sqlstate, const char *message, const char *hint = nullptr)
+        : std::runtime_error(message), sqlstate_(sqlstate), hint_(hint) {}
+    int sqlstate() const { return sqlstate_; }
+    const char *hint() const { return hint_; }
+
+private:
+    int sqlstate_;
+    const char *hint_;  // static string or nullptr
+};
+
+void copy_message(char *buffer, size_t size, const char *message);
+
+template <Datum (*Body)(FunctionCallInfo)>
+Datum call_guarded(FunctionCallInfo fcinfo, const char *function_name) {
+    int sqlstate;
+    char message[512];
+    const char *hint = nullptr;
+    bool internal = false;  // unexpected errors name the C function, user errors speak for themselves
+    try {
+        return Body(fcinfo);
+    } catch (const SqlError &e) {
+        sqlstate = e.sqlstate();
+        hint = e.hint();
+        copy_message(message, sizeof(message), e.what());
+    } catch (const std::invalid_argument &e) {
+        sqlstate = ERRCODE_INVALID_PARAMETER_VALUE;
+        copy_message(message, sizeof(message), e.what());
+    } catch (const std::bad_alloc &) {
+        sqlstate = ERRCODE_OUT_OF_MEMORY;
+        copy_message(message, sizeof(message), "out of memory");
+    } catch (const std::length_error &e) {
+        sqlstate = ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+        copy_message(message, sizeof(message), e.what());
+    } catch (const std::exception &e) {
+        sqlstate = ERRCODE_INTERNAL_ERROR;
+        internal = true;
+        copy_message(message, sizeof(message), e.what());
+    } catch (...) {
+        sqlstate = ERRCODE_INTERNAL_ERROR;
+        internal = true;
+        copy_message(message, sizeof(message), "unknown C++ exception");
+    }
+    // Outside the catch blocks: nothing of C++'s exception machinery is alive any more.
+    if (internal)
+        ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s: %s", function_name, message)));
+    ereport(ERROR, (errcode(sqlstate), errmsg("%s", message), hint ? errhint("%s", hint) : 0));
+    pg_unreachable();
+}
+
+}  // namespace simhash_pg
+
+// Defines the SQL-callable C function `name` (with PG_FUNCTION_INFO_V1) whose body follows.
+#define SIMHASH_FUNCTION(name)                                                  \
+    static Datum name##_body(PG_FUNCTION_ARGS);                                 \
+    extern "C" {                                                                \
+    PG_FUNCTION_INFO_V1(name);                                                  \
+    }                                                                           \
+    extern "C" Datum name(PG_FUNCTION_ARGS) {                                   \
+        return simhash_pg::call_guarded<name##_body>(fcinfo, #name);            \
+    }                                                                           \
+    static Datum name##_body(PG_FUNCTION_ARGS)

@@ -1,0 +1,28 @@
+// hamming_ball: the set of 64-bit fingerprints within `radius` bits of `center`. It is the right
+// operand of the index's search operator `fp <@ hamming_ball(q, k)`. The radius keeps integer
+// semantics so that every rewritten `hamming(fp, q) <= k` stays exact: a negative radius is the
+// empty set, a radius of 64 or more is every fingerprint.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+}
+
+struct HammingBall {
+    int64 center;
+    int32 radius;
+    int32 reserved;  // zero; keeps the type 16 bytes and 8-aligned
+};
+
+#define DatumGetHammingBall(d) (reinterpret_cast<HammingBall *>(DatumGetPointer(d)))
+#define PG_GETARG_HAMMING_BALL(n) DatumGetHammingBall(PG_GETARG_DATUM(n))
+
+// Strategy number of `<@` (bigint, hamming_ball) in the index operator class.
+#define HAMMING_WITHIN_STRATEGY 1
+
+Datum make_hamming_ball_datum(int64 center, int32 radius);
+
+// Fraction of uniformly random fingerprints within `radius` bits of a point: P(Binomial(64, 1/2)
+// <= radius). The planner's selectivity for a radius query.
+double hamming_ball_fraction(int32 radius);

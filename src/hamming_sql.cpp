@@ -1,0 +1,120 @@
+// hamming(), hamming_within(), hamming_ball and its containment operator.
+#include <cerrno>
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/hamming.h"
+#include "guard.h"
+#include "hamming_ball.h"
+
+extern "C" {
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+}
+
+namespace {
+bool ball_contains(const HammingBall *ball, int64 fingerprint) {
+    return simhash::hamming_distance(static_cast<uint64_t>(fingerprint),
+                                     static_cast<uint64_t>(ball->center)) <= ball->radius;
+}
+}  // namespace
+
+Datum make_hamming_ball_datum(int64 center, int32 radius) {
+    HammingBall *ball = static_cast<HammingBall *>(palloc0(sizeof(HammingBall)));
+    ball->center = center;
+    ball->radius = radius;
+    return PointerGetDatum(ball);
+}
+
+double hamming_ball_fraction(int32 radius) {
+    if (radius < 0) return 0.0;
+    if (radius >= 64) return 1.0;
+    // sum_{i <= radius} C(64, i) / 2^64, accumulated in doubles (exact enough for estimates).
+    double term = 1.0, sum = 0.0;
+    for (int i = 0; i <= radius; ++i) {
+        sum += term;
+        term = term * (64 - i) / (i + 1);
+    }
+    return sum / 18446744073709551616.0;
+}
+
+SIMHASH_FUNCTION(simhash_hamming) {
+    PG_RETURN_INT32(simhash::hamming_distance(static_cast<uint64_t>(PG_GETARG_INT64(0)),
+                                              static_cast<uint64_t>(PG_GETARG_INT64(1))));
+}
+
+SIMHASH_FUNCTION(simhash_hamming_within) {
+    const int distance = simhash::hamming_distance(static_cast<uint64_t>(PG_GETARG_INT64(0)),
+                                                   static_cast<uint64_t>(PG_GETARG_INT64(1)));
+    PG_RETURN_BOOL(distance <= PG_GETARG_INT32(2));
+}
+
+// hamming(a, b) < k is hamming_within(a, b, k - 1); saturates instead of overflowing.
+SIMHASH_FUNCTION(simhash_hamming_radius_below) {
+    const int32 k = PG_GETARG_INT32(0);
+    PG_RETURN_INT32(k == PG_INT32_MIN ? k : k - 1);
+}
+
+SIMHASH_FUNCTION(hamming_ball_make) {
+    PG_RETURN_DATUM(make_hamming_ball_datum(PG_GETARG_INT64(0), PG_GETARG_INT32(1)));
+}
+
+SIMHASH_FUNCTION(hamming_ball_in) {
+    const char *input = PG_GETARG_CSTRING(0);
+    const char *p = input;
+    while (*p == ' ') ++p;
+    bool ok = *p++ == '(';
+    char *end = nullptr;
+    errno = 0;
+    long long center = ok ? std::strtoll(p, &end, 10) : 0;
+    ok = ok && end != p && errno == 0;
+    p = end;
+    ok = ok && *p++ == ',';
+    long radius = 0;
+    if (ok) {
+        errno = 0;
+        radius = std::strtol(p, &end, 10);
+        ok = end != p && errno == 0 && radius >= PG_INT32_MIN && radius <= PG_INT32_MAX;
+        p = end;
+    }
+    ok = ok && *p++ == ')';
+    while (ok && *p == ' ') ++p;
+    if (!ok || *p != '\0')
+        ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+                        errmsg("invalid input syntax for type hamming_ball: \"%s\"", input),
+                        errhint("Write a ball as '(center,radius)', for example '(-42,3)'.")));
+    PG_RETURN_DATUM(make_hamming_ball_datum(center, static_cast<int32>(radius)));
+}
+
+SIMHASH_FUNCTION(hamming_ball_out) {
+    const HammingBall *ball = PG_GETARG_HAMMING_BALL(0);
+    PG_RETURN_CSTRING(psprintf("(" INT64_FORMAT ",%d)", ball->center, ball->radius));
+}
+
+SIMHASH_FUNCTION(hamming_ball_recv) {
+    StringInfo buffer = reinterpret_cast<StringInfo>(PG_GETARG_POINTER(0));
+    const int64 center = pq_getmsgint64(buffer);
+    const int32 radius = static_cast<int32>(pq_getmsgint(buffer, 4));
+    PG_RETURN_DATUM(make_hamming_ball_datum(center, radius));
+}
+
+SIMHASH_FUNCTION(hamming_ball_send) {
+    const HammingBall *ball = PG_GETARG_HAMMING_BALL(0);
+    StringInfoData buffer;
+    pq_begintypsend(&buffer);
+    pq_sendint64(&buffer, ball->center);
+    pq_sendint32(&buffer, ball->radius);
+    PG_RETURN_BYTEA_P(pq_endtypsend(&buffer));
+}
+
+SIMHASH_FUNCTION(hamming_ball_center) { PG_RETURN_INT64(PG_GETARG_HAMMING_BALL(0)->center); }
+SIMHASH_FUNCTION(hamming_ball_radius) { PG_RETURN_INT32(PG_GETARG_HAMMING_BALL(0)->radius); }
+
+SIMHASH_FUNCTION(hamming_ball_contains) {
+    PG_RETURN_BOOL(ball_contains(PG_GETARG_HAMMING_BALL(1), PG_GETARG_INT64(0)));
+}
+
+SIMHASH_FUNCTION(hamming_ball_contains_commuted) {
+    PG_RETURN_BOOL(ball_contains(PG_GETARG_HAMMING_BALL(0), PG_GETARG_INT64(1)));
+}

@@ -1,0 +1,212 @@
+// Planner support that lets `WHERE hamming(fp, $1) <= 3` reach the index without hooks.
+//
+// PostgreSQL offers a clause to an index only when one operand *is* the indexed column, so
+// `int4le(hamming(fp, q), 3)` never matches. hamming() therefore returns the domain
+// hamming_distance, whose comparison operators belong to this extension and carry
+// hamming_comparison_support: during constant folding (SupportRequestSimplify) it rewrites
+//     hamming(a, b) <= k   and  k >= hamming(a, b)   into  hamming_within(a, b, k)
+//     hamming(a, b) <  k   and  k >  hamming(a, b)   into  hamming_within(a, b, k - 1)
+// hamming_within's own support function answers SupportRequestIndexCondition with the operator
+// class's search clause `fp <@ hamming_ball(q, k)` (lossy = false: the index checks the full
+// distance) and SupportRequestSelectivity with the binomial estimate.
+#include "guard.h"
+#include "hamming_ball.h"
+
+extern "C" {
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+}
+
+namespace {
+
+Oid lookup_function(Oid namespace_oid, const char *name, int nargs, const Oid *argtypes) {
+    List *qualified = list_make2(makeString(get_namespace_name(namespace_oid)), makeString(pstrdup(name)));
+    return LookupFuncName(qualified, nargs, argtypes, true);
+}
+
+bool is_call_of(Node *node, Oid funcid) {
+    return node && IsA(node, FuncExpr) && reinterpret_cast<FuncExpr *>(node)->funcid == funcid;
+}
+
+// The radius as an int4 expression (the comparison's other operand may be typed hamming_distance).
+Node *as_int4(Node *radius) {
+    if (exprType(radius) == INT4OID) return radius;
+    if (IsA(radius, Const)) {
+        Const *c = reinterpret_cast<Const *>(radius);
+        return reinterpret_cast<Node *>(makeConst(INT4OID, -1, InvalidOid, sizeof(int32), c->constvalue,
+                                                  c->constisnull, true));
+    }
+    return reinterpret_cast<Node *>(makeRelabelType(reinterpret_cast<Expr *>(radius), INT4OID, -1,
+                                                    InvalidOid, COERCE_IMPLICIT_CAST));
+}
+
+enum class Comparison { kLess, kLessEqual, kGreater, kGreaterEqual, kOther };
+
+Comparison comparison_of(const char *function_name) {
+    const char *suffix = strrchr(function_name, '_');
+    if (!suffix) return Comparison::kOther;
+    if (strcmp(suffix, "_lt") == 0) return Comparison::kLess;
+    if (strcmp(suffix, "_le") == 0) return Comparison::kLessEqual;
+    if (strcmp(suffix, "_gt") == 0) return Comparison::kGreater;
+    if (strcmp(suffix, "_ge") == 0) return Comparison::kGreaterEqual;
+    return Comparison::kOther;
+}
+
+Comparison commuted(Comparison c) {
+    switch (c) {
+        case Comparison::kLess: return Comparison::kGreater;
+        case Comparison::kLessEqual: return Comparison::kGreaterEqual;
+        case Comparison::kGreater: return Comparison::kLess;
+        case Comparison::kGreaterEqual: return Comparison::kLessEqual;
+        default: return Comparison::kOther;
+    }
+}
+
+Node *simplify_comparison(SupportRequestSimplify *req) {
+    FuncExpr *call = req->fcall;
+    if (list_length(call->args) != 2) return nullptr;
+    const Oid namespace_oid = get_func_namespace(call->funcid);
+    const Oid int8_pair[2] = {INT8OID, INT8OID};
+    const Oid hamming = lookup_function(namespace_oid, "hamming", 2, int8_pair);
+    const Oid int8_int8_int4[3] = {INT8OID, INT8OID, INT4OID};
+    const Oid within = lookup_function(namespace_oid, "hamming_within", 3, int8_int8_int4);
+    if (!OidIsValid(hamming) || !OidIsValid(within)) return nullptr;
+
+    Comparison comparison = comparison_of(get_func_name(call->funcid));
+    Node *left = static_cast<Node *>(linitial(call->args));
+    Node *right = static_cast<Node *>(lsecond(call->args));
+    FuncExpr *distance;
+    Node *radius;
+    if (is_call_of(left, hamming)) {
+        distance = reinterpret_cast<FuncExpr *>(left);
+        radius = right;
+    } else if (is_call_of(right, hamming)) {
+        distance = reinterpret_cast<FuncExpr *>(right);
+        radius = left;
+        comparison = commuted(comparison);
+    } else {
+        return nullptr;
+    }
+    radius = as_int4(radius);
+    if (comparison == Comparison::kLess) {
+        if (IsA(radius, Const)) {
+            Const *k = reinterpret_cast<Const *>(radius);
+            if (!k->constisnull) {
+                const int32 value = DatumGetInt32(k->constvalue);
+                radius = reinterpret_cast<Node *>(makeConst(
+                    INT4OID, -1, InvalidOid, sizeof(int32),
+                    Int32GetDatum(value == PG_INT32_MIN ? value : value - 1), false, true));
+            }
+        } else {
+            const Oid int4_only[1] = {INT4OID};
+            const Oid below = lookup_function(namespace_oid, "hamming_radius_below", 1, int4_only);
+            if (!OidIsValid(below)) return nullptr;
+            radius = reinterpret_cast<Node *>(makeFuncExpr(below, INT4OID, list_make1(radius), InvalidOid,
+                                                           InvalidOid, COERCE_EXPLICIT_CALL));
+        }
+    } else if (comparison != Comparison::kLessEqual) {
+        return nullptr;  // "farther than k" is not a ball: leave it to a scan
+    }
+    FuncExpr *rewritten = makeFuncExpr(within, BOOLOID,
+                                       list_make3(linitial(distance->args), lsecond(distance->args), radius),
+                                       InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
+    rewritten->location = call->location;
+    return reinterpret_cast<Node *>(rewritten);
+}
+
+List *index_condition(SupportRequestIndexCondition *req) {
+    if (!IsA(req->node, FuncExpr)) return NIL;
+    FuncExpr *call = reinterpret_cast<FuncExpr *>(req->node);
+    if (list_length(call->args) != 3 || req->indexarg > 1) return NIL;
+    Node *indexed = static_cast<Node *>(list_nth(call->args, req->indexarg));
+    Node *query = static_cast<Node *>(list_nth(call->args, 1 - req->indexarg));
+    Node *radius = static_cast<Node *>(lthird(call->args));
+    if (!is_pseudo_constant_for_index(req->root, query, req->index) ||
+        !is_pseudo_constant_for_index(req->root, radius, req->index))
+        return NIL;
+
+    const Oid namespace_oid = get_func_namespace(call->funcid);
+    const Oid ball_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("hamming_ball"),
+                                          ObjectIdGetDatum(namespace_oid));
+    if (!OidIsValid(ball_type)) return NIL;
+    const Oid search_operator = get_opfamily_member(req->opfamily, INT8OID, ball_type, HAMMING_WITHIN_STRATEGY);
+    if (!OidIsValid(search_operator)) return NIL;  // not our operator class (a B-tree on fp, say)
+
+    Expr *ball;
+    if (IsA(query, Const) && IsA(radius, Const)) {
+        Const *q = reinterpret_cast<Const *>(query);
+        Const *k = reinterpret_cast<Const *>(radius);
+        const bool isnull = q->constisnull || k->constisnull;
+        ball = reinterpret_cast<Expr *>(makeConst(
+            ball_type, -1, InvalidOid, sizeof(HammingBall),
+            isnull ? (Datum) 0 : make_hamming_ball_datum(DatumGetInt64(q->constvalue), DatumGetInt32(k->constvalue)),
+            isnull, false));
+    } else {
+        const Oid int8_int4[2] = {INT8OID, INT4OID};
+        const Oid make_ball = lookup_function(namespace_oid, "hamming_ball", 2, int8_int4);
+        if (!OidIsValid(make_ball)) return NIL;
+        ball = reinterpret_cast<Expr *>(makeFuncExpr(make_ball, ball_type, list_make2(query, radius), InvalidOid,
+                                                     InvalidOid, COERCE_EXPLICIT_CALL));
+    }
+    req->lossy = false;
+    return list_make1(make_opclause(search_operator, BOOLOID, false, reinterpret_cast<Expr *>(indexed), ball,
+                                    InvalidOid, InvalidOid));
+}
+
+// For a generic plan the radius is unknown; text deduplication mostly asks for small radii.
+constexpr int32 kAssumedRadius = 3;
+
+double radius_selectivity(Node *radius) {
+    if (radius && IsA(radius, Const)) {
+        Const *k = reinterpret_cast<Const *>(radius);
+        if (k->constisnull) return 0.0;
+        if (k->consttype == INT4OID) return hamming_ball_fraction(DatumGetInt32(k->constvalue));
+        if (k->consttype != INT4OID && k->constlen == sizeof(HammingBall))
+            return hamming_ball_fraction(DatumGetHammingBall(k->constvalue)->radius);
+    }
+    return hamming_ball_fraction(kAssumedRadius);
+}
+
+}  // namespace
+
+SIMHASH_FUNCTION(hamming_comparison_support) {
+    Node *request = reinterpret_cast<Node *>(PG_GETARG_POINTER(0));
+    if (IsA(request, SupportRequestSimplify))
+        PG_RETURN_POINTER(simplify_comparison(reinterpret_cast<SupportRequestSimplify *>(request)));
+    PG_RETURN_POINTER(nullptr);
+}
+
+SIMHASH_FUNCTION(hamming_within_support) {
+    Node *request = reinterpret_cast<Node *>(PG_GETARG_POINTER(0));
+    if (IsA(request, SupportRequestIndexCondition)) {
+        List *clauses = index_condition(reinterpret_cast<SupportRequestIndexCondition *>(request));
+        PG_RETURN_POINTER(clauses);
+    }
+    if (IsA(request, SupportRequestSelectivity)) {
+        auto *req = reinterpret_cast<SupportRequestSelectivity *>(request);
+        if (list_length(req->args) == 3) {
+            req->selectivity = radius_selectivity(static_cast<Node *>(lthird(req->args)));
+            PG_RETURN_POINTER(req);
+        }
+    }
+    PG_RETURN_POINTER(nullptr);
+}
+
+// Restriction selectivity of `fp <@ ball`: the binomial fraction for a constant ball.
+SIMHASH_FUNCTION(hamming_ball_restrict_selectivity) {
+    List *args = reinterpret_cast<List *>(PG_GETARG_POINTER(2));
+    Node *ball = list_length(args) == 2 ? static_cast<Node *>(lsecond(args)) : nullptr;
+    if (ball && IsA(ball, Const) && !reinterpret_cast<Const *>(ball)->constisnull &&
+        exprType(ball) != INT8OID)
+        PG_RETURN_FLOAT8(radius_selectivity(ball));
+    PG_RETURN_FLOAT8(hamming_ball_fraction(kAssumedRadius));
+}
+
+SIMHASH_FUNCTION(hamming_ball_join_selectivity) { PG_RETURN_FLOAT8(hamming_ball_fraction(kAssumedRadius)); }
