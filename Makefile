@@ -6,7 +6,7 @@ DATA = simhash--$(EXTVERSION).sql
 PGFILEDESC = "simhash - near-duplicate detection with SimHash, MinHash and a Hamming-radius index"
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))
-GLUE_SRCS = $(sort $(wildcard src/*.cpp))
+GLUE_SRCS = $(sort $(wildcard src/*.cpp) $(wildcard src/am/*.cpp))
 OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
 
 REGRESS = $(sort $(notdir $(basename $(wildcard sql/*.sql))))
