@@ -57,6 +57,13 @@ CREATE AGGREGATE simhash_agg(feature text, weight double precision) (
 COMMENT ON AGGREGATE simhash_agg(text, double precision) IS
     'SimHash of the weighted features in a group (rows with a NULL feature or weight are skipped; NULL for no rows)';
 
+COMMENT ON FUNCTION simhash_agg_transfn(internal, text) IS 'simhash_agg(text) transition function';
+COMMENT ON FUNCTION simhash_agg_weighted_transfn(internal, text, double precision) IS 'simhash_agg(text, double precision) transition function';
+COMMENT ON FUNCTION simhash_agg_combinefn(internal, internal) IS 'simhash_agg combine function (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_serialfn(internal) IS 'simhash_agg state serialization (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_deserialfn(bytea, internal) IS 'simhash_agg state deserialization (parallel aggregation)';
+COMMENT ON FUNCTION simhash_agg_finalfn(internal) IS 'simhash_agg final function: the fingerprint of the summed votes';
+
 --------------------------------------------------------------------------------------------------
 -- MinHash signatures (integer[] of slots; see README "Why integer[]")
 --------------------------------------------------------------------------------------------------
@@ -105,6 +112,8 @@ COMMENT ON FUNCTION hamming(bigint, bigint) IS
 CREATE FUNCTION hamming_within_support(internal) RETURNS internal
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+COMMENT ON FUNCTION hamming_within_support(internal) IS 'planner support for hamming_within(): index condition and selectivity';
+
 CREATE FUNCTION hamming_within(a bigint, b bigint, radius integer) RETURNS boolean
     AS 'MODULE_PATHNAME', 'simhash_hamming_within' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
     SUPPORT hamming_within_support;
@@ -118,6 +127,8 @@ COMMENT ON FUNCTION hamming_radius_below(integer) IS
 
 CREATE FUNCTION hamming_comparison_support(internal) RETURNS internal
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION hamming_comparison_support(internal) IS 'planner support for hamming_distance comparisons: rewrites them to hamming_within()';
 
 -- The comparison functions run PostgreSQL's own int4 comparisons; what they add is the support
 -- function. Every one of < <= > >= must exist for (distance, int), (int, distance) and
@@ -188,6 +199,10 @@ CREATE FUNCTION hamming_ball_recv(internal) RETURNS hamming_ball
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION hamming_ball_send(hamming_ball) RETURNS bytea
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_ball_in(cstring) IS 'hamming_ball input';
+COMMENT ON FUNCTION hamming_ball_out(hamming_ball) IS 'hamming_ball output';
+COMMENT ON FUNCTION hamming_ball_recv(internal) IS 'hamming_ball binary input';
+COMMENT ON FUNCTION hamming_ball_send(hamming_ball) IS 'hamming_ball binary output';
 CREATE TYPE hamming_ball (
     INPUT = hamming_ball_in, OUTPUT = hamming_ball_out, RECEIVE = hamming_ball_recv,
     SEND = hamming_ball_send, INTERNALLENGTH = 16, ALIGNMENT = double, STORAGE = plain);
@@ -209,6 +224,9 @@ CREATE FUNCTION hamming_ball_restrict_selectivity(internal, oid, internal, integ
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION hamming_ball_join_selectivity(internal, oid, internal, smallint, internal) RETURNS double precision
     AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION hamming_ball_restrict_selectivity(internal, oid, internal, integer) IS 'selectivity of fp <@ ball: binomial fraction of random fingerprints within the radius';
+COMMENT ON FUNCTION hamming_ball_join_selectivity(internal, oid, internal, smallint, internal) IS 'join selectivity of fp <@ ball';
 
 CREATE FUNCTION hamming_ball_contains(bigint, hamming_ball) RETURNS boolean
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

@@ -1,0 +1,75 @@
+-- simhash(): golden values, options, equivalences, NULL and empty input, errors.
+-- The golden values are a compatibility promise: users store fingerprints.
+
+SELECT doc, simhash(doc)
+FROM (VALUES ('the cat sat on the mat'), ('the cat sat on a mat'), ('we all scream for ice cream'),
+             ('近重复文档检测是搜索引擎的重要问题'), ('SimHash 算法 by Charikar, 2002'), ('x'), (''),
+             ('  ...!!!  ')) AS t(doc);
+
+-- Options by name; the defaults are unit => 'word', size => 3.
+SELECT simhash('The quick brown fox jumps over the lazy dog') = simhash('The quick brown fox jumps over the lazy dog', 'word', 3) AS defaults;
+SELECT simhash('The quick brown fox jumps over the lazy dog', size => 1) AS word1,
+       simhash('The quick brown fox jumps over the lazy dog', unit => 'char', size => 4) AS char4;
+
+-- The exact features: normalized, space-joined token n-grams (CJK: one token per character).
+SELECT simhash_shingles('Hello, WORLD! Ｆｕｌｌ width; ÉCOLE — 你好世界');
+SELECT simhash_shingles('Hello, WORLD!', unit => 'char', size => 3);
+SELECT simhash_shingles('one two', size => 3) AS shorter_than_one_shingle, simhash_shingles('') AS empty;
+-- simhash(doc) is the SimHash of those shingles.
+SELECT simhash(d) = simhash(simhash_shingles(d)) AS same
+FROM (VALUES ('the cat sat on the mat'), ('近重复文档检测是搜索引擎的重要问题'), ('a')) AS t(d);
+
+-- Case, punctuation and whitespace do not matter; words do.
+SELECT simhash('The Cat, sat on the MAT!') = simhash('the cat sat on the mat') AS normalized,
+       hamming(simhash('the cat sat on the mat'), simhash('the cat sat on a mat')) AS one_word_edit;
+
+-- NULL in, NULL out; empty text and text without tokens give 0.
+SELECT simhash(NULL::text) IS NULL AS null_doc, simhash('abc', NULL, 3) IS NULL AS null_unit,
+       simhash('') AS empty, simhash(' ,.;') AS separators_only;
+
+-- Feature arrays: weight 1 each; NULL elements skipped; weights.
+SELECT simhash(ARRAY['apple', 'banana', 'cherry']) AS unweighted,
+       simhash(ARRAY['apple', 'banana', 'cherry'], ARRAY[1, 1, 1]::float8[]) AS weights_one,
+       simhash(ARRAY['apple', NULL, 'banana', 'cherry']) AS with_null,
+       simhash(ARRAY['apple', 'banana', 'cherry'], ARRAY[5, 0.5, 0.25]) AS weighted,
+       simhash(ARRAY[]::text[]) AS no_features;
+
+-- tsvector: text search configurations apply (stemming, stop words); weights are positions.
+SELECT simhash(to_tsvector('english', 'The cats were running quickly')) =
+       simhash(to_tsvector('english', 'A cat runs quick')) AS stemmed_equal,
+       simhash(to_tsvector('english', 'The cats were running quickly')) AS english,
+       simhash(strip(to_tsvector('english', 'cats cats dogs'))) AS stripped;
+
+-- simhash_agg over a group equals simhash() of the array of the same features.
+CREATE TABLE features (doc int, feature text, weight float8);
+INSERT INTO features VALUES (1, 'apple', 5), (1, 'banana', 0.5), (1, 'cherry', 0.25),
+                            (2, 'apple', 1), (2, NULL, 1), (2, 'pear', 2);
+SELECT doc, simhash_agg(feature) AS unweighted, simhash_agg(feature, weight) AS weighted
+FROM features GROUP BY doc ORDER BY doc;
+SELECT simhash_agg(feature, weight) = simhash(ARRAY['apple', 'banana', 'cherry'], ARRAY[5, 0.5, 0.25]) AS agg_matches
+FROM features WHERE doc = 1;
+SELECT simhash_agg(feature) IS NULL AS no_rows FROM features WHERE false;
+
+-- Errors: each says what to do.
+\set VERBOSITY default
+SELECT simhash('abc', size => 0);
+SELECT simhash('abc', size => 65);
+SELECT simhash('abc', unit => 'words');
+SELECT simhash_shingles('abc', unit => 'token');
+SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0]);
+SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, NULL]);
+SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'NaN']);
+SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'Infinity']);
+SELECT simhash_agg(feature, 'NaN') FROM features;
+\set VERBOSITY terse
+
+-- Deterministic: the same input, the same fingerprint, whatever the row or the plan.
+SELECT count(DISTINCT simhash('determinism ' || (g % 3))) FROM generate_series(1, 300) g;
+
+-- The SQLSTATE of each error above.
+CREATE FUNCTION pg_temp.sqlstate_of(statement text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN EXECUTE statement; RETURN 'no error'; EXCEPTION WHEN OTHERS THEN RETURN SQLSTATE; END $$;
+SELECT statement, pg_temp.sqlstate_of(statement) FROM (VALUES
+    ($$SELECT simhash('abc', size => 0)$$), ($$SELECT simhash('abc', unit => 'words')$$),
+    ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0])$$), ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, NULL])$$),
+    ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'NaN'])$$), ($$SELECT simhash_agg(feature, 'NaN') FROM features$$)) AS t(statement);
