@@ -11,7 +11,6 @@ OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
 
 REGRESS = $(sort $(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
-TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
 PG_CONFIG ?= pg_config
@@ -26,6 +25,12 @@ SHLIB_LINK = -lstdc++
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# TAP tests (PostgreSQL::Test::Cluster; they start clusters of their own, so run them as a non-root
+# user): `make tap`. Kept out of `installcheck`, which runs only pg_regress.
+.PHONY: tap
+tap:
+	$(prove_installcheck)
 
 # Core unit tests (GoogleTest + CTest) and benchmarks, built apart from the extension.
 UNIT_BUILD = build/unit

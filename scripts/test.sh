@@ -26,7 +26,7 @@ if compgen -G "$REPO_ROOT/test/t/*.pl" >/dev/null; then
     trap 'rm -rf "$TAP_DIR"' EXIT
     cp -r "$REPO_ROOT/." "$TAP_DIR/"
     chown -R "$CLUSTER_USER" "$TAP_DIR"
-    as_cluster_user make -C "$TAP_DIR" -s prove_installcheck PG_CONFIG="$PG_BIN/pg_config" \
+    as_cluster_user make -C "$TAP_DIR" -s tap PG_CONFIG="$PG_BIN/pg_config" \
         PROVE_FLAGS="--timer"
 fi
 echo "==> all tests passed"
