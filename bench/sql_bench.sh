@@ -5,7 +5,8 @@
 # extension installed (PGHOST/PGPORT/PGUSER), e.g. inside scripts/bench.sh.
 set -euo pipefail
 REPEAT=${REPEAT:-8}
-psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" <<SQL
+psql -X -q -v ON_ERROR_STOP=1 <<SQL
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 DROP TABLE IF EXISTS bench_docs;
 CREATE TABLE bench_docs AS
