@@ -138,6 +138,16 @@ struct AsciiTable {
 };
 extern const AsciiTable kAscii;
 
+// Reads the code point at p (p < end), advances p, normalizes the code point and returns its class.
+inline TokenClass next_code_point(const unsigned char *&p, const unsigned char *end, uint32_t &cp) {
+    if (*p < 0x80) {
+        cp = static_cast<unsigned char>(kAscii.folded[*p]);
+        return static_cast<TokenClass>(kAscii.token_class[*p++]);
+    }
+    cp = decode_utf8(p, end);
+    return normalize_code_point(cp);
+}
+
 // Normalized text of the current window of tokens. Only the tokens that can still be part of a
 // shingle are kept, so memory stays bounded whatever the text length.
 class ShingleWindow {
@@ -231,15 +241,7 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
                 continue;
             }
             uint32_t cp;
-            TokenClass cls;
-            if (*p < 0x80) {
-                cls = static_cast<TokenClass>(ascii.token_class[*p]);
-                cp = static_cast<unsigned char>(ascii.folded[*p]);
-                ++p;
-            } else {
-                cp = decode_utf8(p, end);
-                cls = normalize_code_point(cp);
-            }
+            const TokenClass cls = detail::next_code_point(p, end, cp);
             if (cls == kWord) {
                 if (!in_word) {
                     window.begin_token(window.tokens_seen() > 0);
@@ -263,15 +265,7 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
         bool pending_space = false;
         while (p < end) {
             uint32_t cp;
-            TokenClass cls;
-            if (*p < 0x80) {
-                cls = static_cast<TokenClass>(ascii.token_class[*p]);
-                cp = static_cast<unsigned char>(ascii.folded[*p]);
-                ++p;
-            } else {
-                cp = decode_utf8(p, end);
-                cls = normalize_code_point(cp);
-            }
+            const TokenClass cls = detail::next_code_point(p, end, cp);
             if (cls == kSeparator) {
                 pending_space = window.tokens_seen() > 0;
                 continue;
