@@ -109,6 +109,22 @@ TEST(Tokenizer, HiraganaAndKatakana) {
     EXPECT_EQ(words("\xEF\xBD\xB6\xEF\xBE\x80", 1), (V{"\xEF\xBD\xB6", "\xEF\xBE\x80"}));
 }
 
+TEST(Tokenizer, OtherScriptsAreWordScripts) {
+    // Hangul is not an ideograph script: Korean words are space-separated runs.
+    EXPECT_EQ(words("\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4 \xED\x85\x8D\xEC\x8A\xA4\xED\x8A\xB8", 1),
+              (V{"\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4", "\xED\x85\x8D\xEC\x8A\xA4\xED\x8A\xB8"}));
+    // Thai has no spaces between words and no dictionary segmentation here: a run is one token.
+    EXPECT_EQ(words("\xE0\xB8\xA0\xE0\xB8\xB2\xE0\xB8\xA9\xE0\xB8\xB2\xE0\xB9\x84\xE0\xB8\x97\xE0\xB8\xA2", 1),
+              (V{"\xE0\xB8\xA0\xE0\xB8\xB2\xE0\xB8\xA9\xE0\xB8\xB2\xE0\xB9\x84\xE0\xB8\x97\xE0\xB8\xA2"}));
+    // Bopomofo letters are ideograph-class tokens; the Han iteration mark 々 too (人々々: 3 tokens).
+    EXPECT_EQ(words("\xE3\x84\x85\xE3\x84\x86 \xE4\xBA\xBA\xE3\x80\x85\xE3\x80\x85", 1),
+              (V{"\xE3\x84\x85", "\xE3\x84\x86", "\xE4\xBA\xBA", "\xE3\x80\x85", "\xE3\x80\x85"}));
+    // The katakana prolonged sound mark U+30FC has Script=Common: it is a word character, not an
+    // ideograph, so カー gives カ | ー and a run ーー is one token.
+    EXPECT_EQ(words("\xE3\x82\xAB\xE3\x83\xBC \xE3\x83\xBC\xE3\x83\xBC", 1),
+              (V{"\xE3\x82\xAB", "\xE3\x83\xBC", "\xE3\x83\xBC\xE3\x83\xBC"}));
+}
+
 TEST(Tokenizer, CombiningMarksStayInsideWords) {
     // e + U+0301 COMBINING ACUTE ACCENT is one word with the letters around it.
     EXPECT_EQ(words("E\xCC\x81" "COLE caf" "e\xCC\x81", 1), (V{"e\xCC\x81" "cole", "cafe\xCC\x81"}));
