@@ -1,0 +1,98 @@
+// Hamming distance and the radius scan agree with the portable popcount, for every radius.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/hamming.h"
+
+using simhash::hamming_distance;
+using simhash::popcount_portable;
+
+namespace {
+int popcount_bit_by_bit(uint64_t x) {
+    int n = 0;
+    for (int i = 0; i < 64; ++i) n += (x >> i) & 1;
+    return n;
+}
+uint64_t bits_of(int64_t v) { return static_cast<uint64_t>(v); }
+}  // namespace
+
+TEST(Hamming, KernelIsReported) {
+    const std::string name = simhash::popcount_kernel_name();
+    std::printf("[ MEASURE  ] popcount kernel: %s\n", name.c_str());
+    EXPECT_TRUE(name == "popcnt" || name == "portable" || name == "builtin") << name;
+}
+
+TEST(Hamming, PortablePopcountIsExact) {
+    std::mt19937_64 rng(1);
+    EXPECT_EQ(popcount_portable(0), 0);
+    EXPECT_EQ(popcount_portable(~uint64_t{0}), 64);
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(popcount_portable(uint64_t{1} << i), 1);
+    for (int i = 0; i < 100000; ++i) {
+        const uint64_t x = rng();
+        ASSERT_EQ(popcount_portable(x), popcount_bit_by_bit(x));
+    }
+}
+
+TEST(Hamming, DistanceAgreesWithPortablePopcount) {
+    std::mt19937_64 rng(2);
+    for (int i = 0; i < 200000; ++i) {
+        const uint64_t a = rng(), b = i % 3 ? rng() : a ^ (uint64_t{1} << (i % 64));
+        ASSERT_EQ(hamming_distance(a, b), popcount_portable(a ^ b));
+        ASSERT_EQ(simhash::popcount64(a), popcount_portable(a));
+    }
+}
+
+TEST(Hamming, NegativeValues) {
+    // Fingerprints are stored as signed bigint: the distance is over the 64-bit two's complement.
+    EXPECT_EQ(hamming_distance(bits_of(-1), bits_of(0)), 64);
+    EXPECT_EQ(hamming_distance(bits_of(-1), bits_of(-1)), 0);
+    EXPECT_EQ(hamming_distance(bits_of(INT64_MIN), bits_of(0)), 1);
+    EXPECT_EQ(hamming_distance(bits_of(INT64_MIN), bits_of(INT64_MAX)), 64);
+    EXPECT_EQ(hamming_distance(bits_of(-2), bits_of(1)), 64);
+    EXPECT_EQ(hamming_distance(bits_of(-1), bits_of(1)), 63);
+    EXPECT_EQ(hamming_distance(bits_of(-1), bits_of(INT64_MAX)), 1);
+}
+
+TEST(Hamming, SelectWithinRadiusForEveryRadius) {
+    std::mt19937_64 rng(3);
+    // Random fingerprints plus controlled distances from the query, negatives and extremes.
+    const uint64_t query = rng();
+    std::vector<uint64_t> fps;
+    for (int d = 0; d <= 64; ++d) {
+        uint64_t mask = 0;
+        std::vector<int> bits(64);
+        for (int i = 0; i < 64; ++i) bits[i] = i;
+        std::shuffle(bits.begin(), bits.end(), rng);
+        for (int i = 0; i < d; ++i) mask |= uint64_t{1} << bits[i];
+        fps.push_back(query ^ mask);
+    }
+    for (int i = 0; i < 1000; ++i) fps.push_back(rng());
+    fps.push_back(0);
+    fps.push_back(~uint64_t{0});
+    fps.push_back(bits_of(INT64_MIN));
+    for (uint64_t q : {query, uint64_t{0}, ~uint64_t{0}}) {
+        for (int radius = -1; radius <= 64; ++radius) {
+            // Every prefix length, so the vectorized loop's tails are covered too.
+            for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{65}, fps.size()}) {
+                std::vector<uint32_t> expected;
+                for (size_t i = 0; i < n; ++i)
+                    if (popcount_portable(fps[i] ^ q) <= radius) expected.push_back(static_cast<uint32_t>(i));
+                std::vector<uint32_t> matches(n + 1, 0xDEADBEEFu);
+                const size_t found = simhash::select_within_radius(fps.data(), n, q, radius, matches.data());
+                matches.resize(found);
+                ASSERT_EQ(matches, expected) << "radius " << radius << " n " << n;
+            }
+        }
+    }
+    // Radius -1 matches nothing, radius 64 everything.
+    std::vector<uint32_t> out(fps.size());
+    EXPECT_EQ(simhash::select_within_radius(fps.data(), fps.size(), query, -1, out.data()), 0u);
+    EXPECT_EQ(simhash::select_within_radius(fps.data(), fps.size(), query, 64, out.data()), fps.size());
+    EXPECT_EQ(simhash::select_within_radius(fps.data(), fps.size(), query, 0, out.data()), 1u);
+}
