@@ -13,7 +13,7 @@ import sys, os
 UCD = sys.argv[1] if len(sys.argv) > 1 else "/usr/share/unicode"
 OUT = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", "src", "core", "unicode_tables.h")
 
-SEPARATOR, WORD, IDEOGRAPH = 0, 1, 2
+SEPARATOR, WORD, IDEOGRAPH, MARK = 0, 1, 2, 3
 MAX_CP = 0x110000
 BLOCK = 256
 
@@ -71,8 +71,10 @@ def token_class(cp):
         if script[cp] in IDEOGRAPHIC_SCRIPTS:
             return IDEOGRAPH
         return WORD
-    if gc[0] in "NM":
+    if gc[0] == "N":
         return WORD
+    if gc[0] == "M":
+        return MARK
     return SEPARATOR
 
 deltas = [0]

@@ -6,8 +6,10 @@
 //  2. Each code point is normalized: Unicode simple case folding (CaseFolding.txt, status C and S,
 //     UCD 15.0.0), then fullwidth ASCII variants U+FF01..U+FF5E become their ASCII counterparts.
 //  3. Each normalized code point has a class: ideograph (letters of the Han, Hiragana, Katakana and
-//     Bopomofo scripts), word (other letters, numbers and combining marks) or separator (everything
-//     else: spaces, punctuation, symbols, emoji, controls, unassigned).
+//     Bopomofo scripts), word (other letters and numbers), mark (combining marks: they continue the
+//     word or character before them, and are separators where there is none, e.g. the emoji
+//     variation selector after a symbol) or separator (everything else: spaces, punctuation,
+//     symbols, emoji, controls, unassigned).
 //  4. unit = word: a token is a maximal run of word code points, or a single ideograph. Tokens are
 //     joined by one U+0020 space; a shingle is `size` consecutive tokens (so CJK text yields character
 //     n-grams and alphabetic text word n-grams, and mixed text both).
@@ -50,7 +52,7 @@ public:
 ShingleUnit parse_shingle_unit(const char *name, size_t len);
 void validate(const ShingleOptions &options);
 
-enum TokenClass : uint32_t { kSeparator = 0, kWord = 1, kIdeograph = 2 };
+enum TokenClass : uint32_t { kSeparator = 0, kWord = 1, kIdeograph = 2, kMark = 3 };
 
 constexpr uint32_t kReplacementCharacter = 0xFFFD;
 
@@ -241,7 +243,8 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
                 continue;
             }
             uint32_t cp;
-            const TokenClass cls = detail::next_code_point(p, end, cp);
+            TokenClass cls = detail::next_code_point(p, end, cp);
+            if (cls == kMark) cls = in_word ? kWord : kSeparator;  // marks only continue a word
             if (cls == kWord) {
                 if (!in_word) {
                     window.begin_token(window.tokens_seen() > 0);
@@ -265,7 +268,9 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
         bool pending_space = false;
         while (p < end) {
             uint32_t cp;
-            const TokenClass cls = detail::next_code_point(p, end, cp);
+            TokenClass cls = detail::next_code_point(p, end, cp);
+            // A mark continues the character before it; after a separator or at the start it is one.
+            if (cls == kMark && (pending_space || window.tokens_seen() == 0)) cls = kSeparator;
             if (cls == kSeparator) {
                 pending_space = window.tokens_seen() > 0;
                 continue;

@@ -128,8 +128,10 @@ TEST(Tokenizer, OtherScriptsAreWordScripts) {
 TEST(Tokenizer, CombiningMarksStayInsideWords) {
     // e + U+0301 COMBINING ACUTE ACCENT is one word with the letters around it.
     EXPECT_EQ(words("E\xCC\x81" "COLE caf" "e\xCC\x81", 1), (V{"e\xCC\x81" "cole", "cafe\xCC\x81"}));
-    // A combining mark alone after a separator starts a word (marks are word characters).
-    EXPECT_EQ(words("a \xCC\x81", 1), (V{"a", "\xCC\x81"}));
+    // A combining mark with no word before it is a separator (nothing to combine with).
+    EXPECT_EQ(words("a \xCC\x81", 1), (V{"a"}));
+    // After an ideograph the ideograph token is complete: the mark separates (NFC input has none).
+    EXPECT_EQ(words("\xE4\xB8\xAD\xCC\x81" "a", 1), (V{"\xE4\xB8\xAD", "a"}));
     // Devanagari vowel signs (Mc/Mn) stay in the word: हिन्दी
     EXPECT_EQ(words("\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\xA8\xE0\xA5\x8D\xE0\xA4\xA6\xE0\xA5\x80", 1),
               (V{"\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\xA8\xE0\xA5\x8D\xE0\xA4\xA6\xE0\xA5\x80"}));
@@ -142,12 +144,15 @@ TEST(Tokenizer, EmojiAndSymbolsAreSeparators) {
     // Emoji ZWJ sequences (ZWJ is a format control, Cf) and skin-tone modifiers (Sk) separate: 👩‍💻 👍🏽
     EXPECT_EQ(words("x \xF0\x9F\x91\xA9\xE2\x80\x8D\xF0\x9F\x92\xBB y\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD" "z", 1),
               (V{"x", "y", "z"}));
-    // But variation selectors are nonspacing marks (Mn) and enclosing keycaps are marks (Me): by
-    // rule 3 of shingles.h they are word characters. So ❤️ (U+2764 U+FE0F) leaves a token made of
-    // the lone U+FE0F, and the keycap 1️⃣ is the word "1" U+FE0F U+20E3. Pinned because
-    // fingerprints depend on it.
+    // Variation selectors (Mn) and enclosing keycaps (Me) are marks: they continue a word but are
+    // separators after a symbol. So ❤️ (U+2764 U+FE0F) leaves nothing, while the keycap 1️⃣ is the
+    // word "1" U+FE0F U+20E3. Pinned because fingerprints depend on it.
     EXPECT_EQ(words("x \xE2\x9D\xA4\xEF\xB8\x8F y 1\xEF\xB8\x8F\xE2\x83\xA3", 1),
-              (V{"x", "\xEF\xB8\x8F", "y", "1\xEF\xB8\x8F\xE2\x83\xA3"}));
+              (V{"x", "y", "1\xEF\xB8\x8F\xE2\x83\xA3"}));
+    // A mark at the very start or after a space is a separator in both units.
+    EXPECT_EQ(words("\xCC\x81" "a \xCC\x81" "b", 1), (V{"a", "b"}));
+    EXPECT_EQ(chars("\xCC\x81" "a \xCC\x81" "b", 1), (V{"a", " ", "b"}));
+    EXPECT_EQ(chars("e\xCC\x81", 2), (V{"e\xCC\x81"}));
     // No-break space, em space and ideographic space separate words.
     EXPECT_EQ(words("a\xC2\xA0" "b\xE2\x80\x83" "c\xE3\x80\x80" "d", 1), (V{"a", "b", "c", "d"}));
 }

@@ -30,8 +30,9 @@ std::vector<std::string> reference_tokens(const std::string &text, ShingleUnit u
     bool pending_space = false;
     while (p < end) {
         uint32_t cp = simhash::decode_utf8(p, end);
-        const simhash::TokenClass cls = simhash::normalize_code_point(cp);
+        simhash::TokenClass cls = simhash::normalize_code_point(cp);
         if (unit == ShingleUnit::kWord) {
+            if (cls == simhash::kMark) cls = word.empty() ? simhash::kSeparator : simhash::kWord;
             if (cls == simhash::kWord) {
                 word += utf8(cp);
                 continue;
@@ -40,6 +41,7 @@ std::vector<std::string> reference_tokens(const std::string &text, ShingleUnit u
             word.clear();
             if (cls == simhash::kIdeograph) tokens.push_back(utf8(cp));
         } else {
+            if (cls == simhash::kMark && (pending_space || tokens.empty())) cls = simhash::kSeparator;
             if (cls == simhash::kSeparator) {
                 pending_space = !tokens.empty();
                 continue;
