@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 
@@ -116,9 +117,9 @@ void collapse(IdFingerprint *rows, size_t n, DistinctSet &set, Poller &poller) {
     if (n >= std::numeric_limits<uint32_t>::max())
         throw std::length_error("too many rows for one batch (at most 4294967294)");
     {
-        std::vector<IdFingerprint> scratch(n >= 512 ? n : 0);
+        std::unique_ptr<IdFingerprint[]> scratch(new IdFingerprint[n >= 512 ? n : 1]);  // uninitialized
         poller.begin("sorting rows by fingerprint", n);
-        IdFingerprint *sorted = radix_sort(rows, scratch.data(), n, 64,
+        IdFingerprint *sorted = radix_sort(rows, scratch.get(), n, 64,
                                            [](const IdFingerprint &r) { return r.fingerprint; }, &poller);
         if (sorted != rows) std::copy(sorted, sorted + n, rows);
     }
@@ -196,15 +197,21 @@ private:
     uint64_t before_;
 };
 
+// Room for one permuted table and its radix-sort scratch (uninitialized, reused across tables).
+struct TableBuffers {
+    explicit TableBuffers(size_t u) : table(new uint64_t[u ? u : 1]), scratch(new uint64_t[u ? u : 1]) {}
+    std::unique_ptr<uint64_t[]> table, scratch;
+};
+
 // Calls on_pair(i, j, distance) for distinct fingerprints fps[i] != fps[j] within the plan's
 // radius whose first matching combination is `combination` (each such pair once).
 template <typename OnPair>
 void combination_pairs(const uint64_t *fps, size_t u, const NearPairsPlan &plan, size_t combination,
-                       Poller &poller, OnPair on_pair) {
+                       TableBuffers &buffers, Poller &poller, OnPair on_pair) {
     const KeyPieces pieces = key_pieces(plan, combination);
     const FirstCombination first(plan, combination);
-    std::vector<uint64_t> table(fps, fps + u), scratch(u >= 512 ? u : 0);
-    uint64_t *sorted = radix_sort(table.data(), scratch.data(), u, pieces.bits,
+    std::copy(fps, fps + u, buffers.table.get());
+    uint64_t *sorted = radix_sort(buffers.table.get(), buffers.scratch.get(), u, pieces.bits,
                                   [&](uint64_t fp) { return extract_key(pieces, fp); }, &poller);
     std::vector<uint32_t> matches;
     size_t start = 0;
@@ -260,9 +267,10 @@ void distinct_pairs(const uint64_t *fps, size_t u, const NearPairsPlan &plan, Po
         return;
     }
     poller.begin("scanning permuted tables", plan.combinations.size());
+    TableBuffers buffers(u);
     for (size_t c = 0; c < plan.combinations.size(); ++c) {
         poller.step(c);
-        combination_pairs(fps, u, plan, c, poller, on_pair);
+        combination_pairs(fps, u, plan, c, buffers, poller, on_pair);
     }
 }
 
@@ -441,8 +449,10 @@ RunStatus near_pairs_pass(IdFingerprint *rows, size_t n, const NearPairsPlan &pl
     // Identical fingerprints match on every block: they belong to combination 0.
     return run_collapsed(rows, n, combination == 0, control, [&](const DistinctSet &set, Poller &poller, auto on_pair) {
         if (plan.radius == 0) return;
-        poller.begin("scanning a permuted table", set.fingerprints.size());
-        combination_pairs(set.fingerprints.data(), set.fingerprints.size(), plan, combination, poller, on_pair);
+        const size_t u = set.fingerprints.size();
+        poller.begin("scanning a permuted table", u);
+        TableBuffers buffers(u);
+        combination_pairs(set.fingerprints.data(), u, plan, combination, buffers, poller, on_pair);
     });
 }
 
