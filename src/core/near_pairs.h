@@ -104,6 +104,10 @@ RunStatus near_pairs_pass(IdFingerprint *rows, size_t n, const NearPairsPlan &pl
 //  connected: connected components of the within-radius graph; group id = smallest id in it.
 //  leader: ids in ascending order; the smallest unassigned id leads a new group and takes every
 //          unassigned row within radius of it (every member is within radius of its leader).
+// Peak memory: about kBytesPerRowGroups bytes per row (row copy, sort scratch, distinct set,
+// ranks, union-find, one permuted table) plus, for leader, 16 bytes per pair of distinct
+// fingerprints within the radius.
+constexpr size_t kBytesPerRowGroups = 96;
 enum class GroupMethod { connected, leader };
 RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMethod method,
                       int64_t *group, const RunControl &control);
