@@ -279,6 +279,7 @@ class PairWriter {
 public:
     explicit PairWriter(const RunControl &control) : control_(control) { buffer_.reserve(kBatch); }
     void add(int64_t a, int64_t b, int distance) {
+        if (a == b) return;  // a repeated id is not a pair
         if (a > b) std::swap(a, b);
         buffer_.push_back(NearPair{a, b, distance});
         if (buffer_.size() == kBatch) flush();
