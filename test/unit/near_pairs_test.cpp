@@ -134,6 +134,16 @@ TEST(NearPairs, ManyDuplicatesDoNotBlowUp) {
     EXPECT_EQ(unique.size(), out.size());
 }
 
+TEST(NearPairs, SkewedFingerprintsAreExact) {
+    // Small integers and values near 2^64: equal high blocks, and every lookup far from the
+    // position a uniform fingerprint would have.
+    std::vector<IdFingerprint> rows;
+    for (int i = 0; i < 3000; ++i) rows.push_back({i, static_cast<uint64_t>(i) * 3});
+    for (int i = 0; i < 3000; ++i) rows.push_back({5000 + i, ~uint64_t{0} - static_cast<uint64_t>(i) * 5});
+    const auto all = brute_force(rows, 6);
+    for (int r : {0, 1, 3, 6}) EXPECT_EQ(run(rows, r), within(all, r)) << r;
+}
+
 TEST(NearPairs, PlanChoosesTablesForLargeInputs) {
     const auto plan = plan_near_pairs(10000000, 3);
     EXPECT_FALSE(plan.brute_force);
