@@ -16,6 +16,7 @@
 // and runs each permuted table over key-range partitions that fit (see run_partitioned).
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "core/near_pairs.h"
 #include "guard.h"
@@ -34,6 +35,11 @@ extern "C" {
 }
 
 namespace {
+
+// Core values kept in this file's frames, which PostgreSQL errors may unwind: no destructors.
+static_assert(std::is_trivially_destructible<simhash::RunControl>::value, "");
+static_assert(std::is_trivially_destructible<simhash::NearPairsPlan>::value, "");
+static_assert(std::is_trivially_destructible<simhash::LshParameters>::value, "");
 
 constexpr int kFetchRows = 10000;
 constexpr int kDefaultProgressSeconds = 10;
@@ -346,8 +352,8 @@ void run_partitioned(RunState *state, FingerprintInput *input, int radius) {
     const size_t parts = size_t{1} << bits;
     BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
     simhash::RunControl control = run_control(state);
-    for (size_t c = 0; c < plan.combinations.size(); ++c) {
-        report_progress(state, "partitioning permuted tables", c, plan.combinations.size());
+    for (size_t c = 0; c < plan.tables; ++c) {
+        report_progress(state, "partitioning permuted tables", c, plan.tables);
         if (state->error) ReThrowError(state->error);
         const int key_bits = simhash::combination_key_bits(plan, c);
         const int shift = key_bits > bits ? key_bits - bits : 0;

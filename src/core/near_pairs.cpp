@@ -34,6 +34,13 @@ double binomial(int n, int k) {
     return r;
 }
 
+uint64_t exact_binomial(int n, int k) {
+    if (k < 0 || k > n) return 0;
+    unsigned __int128 r = 1;
+    for (int i = 1; i <= k; ++i) r = r * (n - k + i) / i;  // exact: r is C(n - k + i, i)
+    return static_cast<uint64_t>(r);
+}
+
 void check_radius(int radius) {
     if (radius < 0 || radius > 64)
         throw std::invalid_argument("radius must be between 0 and 64");
@@ -146,7 +153,7 @@ struct KeyPieces {
 
 KeyPieces key_pieces(const NearPairsPlan &plan, size_t combination) {
     KeyPieces k;
-    const uint64_t mask = plan.combinations.at(combination);
+    const uint64_t mask = combination_mask(plan, combination);
     for (int b = 0; b < plan.blocks; ++b) {
         if (!(mask >> b & 1)) continue;
         if (k.count > 0 && (mask >> (b - 1) & 1)) {
@@ -177,7 +184,7 @@ public:
     FirstCombination(const NearPairsPlan &plan, size_t combination) {
         for (int b = 0; b < plan.blocks; ++b)
             for (int i = 0; i < plan.block_width[b]; ++i) block_of_bit_[plan.block_start[b] + i] = static_cast<uint8_t>(b);
-        const uint64_t mask = plan.combinations[combination];
+        const uint64_t mask = combination_mask(plan, combination);
         const int highest = 63 - __builtin_clzll(mask);
         before_ = low_bits(highest) & ~mask;
     }
@@ -282,7 +289,7 @@ void brute_force_pairs(const uint64_t *fps, size_t u, int radius, Poller &poller
     }
 }
 
-// Every pair of distinct fingerprints within the radius, once: combinations in [first, last).
+// Every pair of distinct fingerprints within the radius, once.
 template <typename OnPair>
 void distinct_pairs(const uint64_t *fps, size_t u, const NearPairsPlan &plan, Poller &poller,
                     OnPair on_pair) {
@@ -292,9 +299,9 @@ void distinct_pairs(const uint64_t *fps, size_t u, const NearPairsPlan &plan, Po
         brute_force_pairs(fps, u, plan.radius, poller, on_pair);
         return;
     }
-    poller.begin("scanning permuted tables", plan.combinations.size());
+    poller.begin("scanning permuted tables", plan.tables);
     TableBuffers buffers(u);
-    for (size_t c = 0; c < plan.combinations.size(); ++c) {
+    for (size_t c = 0; c < plan.tables; ++c) {
         poller.step(c);
         combination_pairs(fps, u, plan, c, buffers, poller, on_pair);
     }
@@ -347,18 +354,7 @@ void fill_blocks(NearPairsPlan &plan, int blocks, int key_blocks) {
         plan.block_start[b] = start;
         start += plan.block_width[b];
     }
-    // Combinations of key_blocks out of blocks, lexicographic (Gosper's hack enumerates masks in
-    // increasing numeric order, which is lexicographic order of the highest differing block).
-    plan.combinations.clear();
-    uint64_t mask = low_bits(key_blocks);
-    const uint64_t limit = blocks == 64 ? 0 : uint64_t{1} << blocks;
-    while (true) {
-        plan.combinations.push_back(mask);
-        const uint64_t c = mask & -mask, r = mask + c;
-        if (r == 0) break;  // wrapped past bit 63
-        mask = (((r ^ mask) >> 2) / c) | r;
-        if (limit != 0 && mask >= limit) break;
-    }
+    plan.tables = static_cast<size_t>(exact_binomial(blocks, key_blocks));
 }
 
 double table_plan_cost(size_t u, int blocks, int key_blocks, double tables) {
@@ -416,6 +412,19 @@ NearPairsPlan plan_near_pairs(size_t distinct, int radius, size_t max_tables) {
     return plan;
 }
 
+uint64_t combination_mask(const NearPairsPlan &plan, size_t combination) {
+    if (combination >= plan.tables) throw std::out_of_range("no such combination in the plan");
+    // Combinatorial number system: c = C(a_t, t) + ... + C(a_1, 1) with a_t > ... > a_1 >= 0.
+    uint64_t rest = combination, mask = 0;
+    int a = plan.blocks;
+    for (int k = plan.key_blocks; k >= 1; --k) {
+        do --a; while (exact_binomial(a, k) > rest);
+        mask |= uint64_t{1} << a;
+        rest -= exact_binomial(a, k);
+    }
+    return mask;
+}
+
 uint64_t combination_key(const NearPairsPlan &plan, size_t combination, uint64_t fingerprint) {
     const KeyPieces pieces = key_pieces(plan, combination);
     return extract_key(pieces, fingerprint);
@@ -471,7 +480,7 @@ RunStatus near_pairs(IdFingerprint *rows, size_t n, const NearPairsPlan &plan, c
 RunStatus near_pairs_pass(IdFingerprint *rows, size_t n, const NearPairsPlan &plan,
                           size_t combination, const RunControl &control) {
     check_radius(plan.radius);
-    if (plan.brute_force || combination >= plan.combinations.size())
+    if (plan.brute_force || combination >= plan.tables)
         throw std::invalid_argument("near_pairs_pass needs a table plan and one of its combinations");
     // Identical fingerprints match on every block: they belong to combination 0.
     return run_collapsed(rows, n, combination == 0, control, [&](const DistinctSet &set, Poller &poller, auto on_pair) {

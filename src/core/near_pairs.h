@@ -12,8 +12,9 @@
 //     most r blocks, so with m = r + t at least t blocks are equal. For each of the C(m, t)
 //     combinations of t blocks (the "key"), the distinct fingerprints are radix-sorted by their key
 //     and only fingerprints with equal keys are compared.
-//  3. A pair is reported only by the first combination (in lexicographic order) whose blocks all
-//     match: the t lowest-numbered matching blocks. No memory of reported pairs is needed.
+//  3. A pair is reported only by the combination made of the t lowest-numbered blocks on which the
+//     two fingerprints agree (the first in lexicographic order). No memory of reported pairs is
+//     needed, and the tables can be processed in any order or apart (near_pairs_pass).
 //  4. (m, t) comes from a cost model (plan_near_pairs): per table, a radix sort of U distinct
 //     fingerprints plus U^2 / 2^(k+1) expected comparisons for k key bits (uniform fingerprints);
 //     brute force (U^2 / 2 comparisons) is chosen when it is cheaper, as for large radii or tiny
@@ -29,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace simhash {
@@ -69,9 +71,15 @@ struct NearPairsPlan {
     int key_blocks = 0;        // t
     int block_start[64] = {};  // bit offset of each block (block 0 holds the lowest bits)
     int block_width[64] = {};
-    std::vector<uint64_t> combinations;  // bitmask over blocks, lexicographic order
-    double estimated_cost = 0;           // model units (~nanoseconds)
+    size_t tables = 0;         // C(m, t) combinations of key blocks (see combination_mask)
+    double estimated_cost = 0; // model units (~nanoseconds)
 };
+// Trivially destructible, so the SQL glue may keep one in a frame that PostgreSQL errors unwind.
+static_assert(std::is_trivially_destructible<NearPairsPlan>::value, "plans own no memory");
+
+// The blocks (bitmask) of combination c, 0 <= c < plan.tables: the c-th t-subset of the m blocks
+// in colexicographic order. Which combination reports a pair does not depend on this order.
+uint64_t combination_mask(const NearPairsPlan &plan, size_t combination);
 
 // The cheapest exact plan for `distinct` distinct fingerprints and a radius in 0..64 (throws
 // std::invalid_argument otherwise). max_tables caps C(m, t) (the partitioned caller rescans its

@@ -144,6 +144,24 @@ TEST(NearPairs, SkewedFingerprintsAreExact) {
     for (int r : {0, 1, 3, 6}) EXPECT_EQ(run(rows, r), within(all, r)) << r;
 }
 
+TEST(NearPairs, CombinationsAreEveryTSubsetOnce) {
+    for (int r : {1, 3, 10}) {
+        for (int t = 1; t <= 4; ++t) {
+            const auto plan = plan_with_blocks(r, r + t, t);
+            std::set<uint64_t> masks;
+            for (size_t c = 0; c < plan.tables; ++c) {
+                const uint64_t mask = combination_mask(plan, c);
+                EXPECT_EQ(__builtin_popcountll(mask), t);
+                EXPECT_LT(mask, uint64_t{1} << (r + t));
+                masks.insert(mask);
+            }
+            EXPECT_EQ(masks.size(), plan.tables);
+        }
+    }
+    EXPECT_EQ(plan_with_blocks(62, 64, 2).tables, 2016u);
+    EXPECT_EQ(combination_mask(plan_with_blocks(62, 64, 2), 2015), uint64_t{3} << 62);
+}
+
 TEST(NearPairs, PlanChoosesTablesForLargeInputs) {
     const auto plan = plan_near_pairs(10000000, 3);
     EXPECT_FALSE(plan.brute_force);
@@ -162,7 +180,7 @@ TEST(NearPairs, PartitionedPassesCoverEveryPairOnce) {
         RunControl control;
         control.context = &out;
         control.emit = collect;
-        for (size_t c = 0; c < plan.combinations.size(); ++c) {
+        for (size_t c = 0; c < plan.tables; ++c) {
             const int bits = combination_key_bits(plan, c);
             // Four key ranges by the top two key bits.
             for (uint64_t part = 0; part < 4; ++part) {
