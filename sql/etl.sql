@@ -96,6 +96,12 @@ SELECT count(*) AS not_in_brute_force FROM (
 SELECT count(*) AS with_explicit_bands FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.8, bands => 16, "rows" => 8);
 SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig WHERE false');
 
+-- Progress notices: every simhash.progress_seconds (default 10 s), 0 turns them off.
+SHOW simhash.progress_seconds;
+SET simhash.progress_seconds = 0;
+SELECT count(*) AS quiet FROM simhash_pairs('SELECT id, fp FROM etl_fp', 3);
+RESET simhash.progress_seconds;
+
 -- Cancellation inside the core: a brute-force run (radius 30) stopped by statement_timeout.
 SET statement_timeout = '300ms';
 SELECT count(*) FROM simhash_pairs('SELECT g::bigint, hashint8extended(g, 0) FROM generate_series(1, 100000) g', 30);

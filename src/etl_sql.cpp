@@ -20,6 +20,7 @@
 
 #include "core/near_pairs.h"
 #include "guard.h"
+#include "module.h"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -42,7 +43,9 @@ static_assert(std::is_trivially_destructible<simhash::NearPairsPlan>::value, "")
 static_assert(std::is_trivially_destructible<simhash::LshParameters>::value, "");
 
 constexpr int kFetchRows = 10000;
-constexpr int kDefaultProgressSeconds = 10;
+
+// simhash.progress_seconds: seconds between progress notices of long runs, 0 for none.
+int progress_seconds = 10;
 
 // State shared by the callbacks of one run. Plain data only (it lives in a C-style frame).
 struct RunState {
@@ -64,8 +67,7 @@ void init_run_state(RunState *state, FunctionCallInfo fcinfo, const char *functi
     state->desc = rsinfo->setDesc;
     state->outer = CurrentMemoryContext;
     state->error = nullptr;
-    const char *setting = GetConfigOption("simhash.progress_seconds", true, false);
-    state->progress_seconds = setting && *setting ? atoi(setting) : kDefaultProgressSeconds;
+    state->progress_seconds = progress_seconds;
     state->started = state->last_notice = GetCurrentTimestamp();
     state->results = 0;
 }
@@ -421,6 +423,13 @@ void add_signature_row(void *context, int64 id, Datum value) {
 }
 
 }  // namespace
+
+void simhash_etl_init(void) {
+    DefineCustomIntVariable("simhash.progress_seconds",
+                            "Seconds between progress notices of simhash_pairs, simhash_groups and minhash_pairs.",
+                            "0 turns the notices off.", &progress_seconds, 10, 0, 86400, PGC_USERSET, GUC_UNIT_S,
+                            nullptr, nullptr, nullptr);
+}
 
 // simhash_pairs(query text, radius integer DEFAULT 3, memory_limit text DEFAULT NULL)
 //   RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
