@@ -87,11 +87,16 @@ bool report_progress(void *context, const char *phase, uint64_t done, uint64_t t
     const TimestampTz now = GetCurrentTimestamp();
     if (!TimestampDifferenceExceeds(state->last_notice, now, state->progress_seconds * 1000)) return true;
     state->last_notice = now;
-    bool ok = true;
+    char step[64];  // "3 of 10", or a count when the total is unknown (0)
+    if (total > 0)
+        snprintf(step, sizeof(step), "%llu of %llu", static_cast<unsigned long long>(done),
+                 static_cast<unsigned long long>(total));
+    else
+        snprintf(step, sizeof(step), "%llu", static_cast<unsigned long long>(done));
+    volatile bool ok = true;
     PG_TRY();
     {
-        ereport(NOTICE, (errmsg("%s: %s, %llu of %llu, %llu rows out so far, %.1f s", state->function_name, phase,
-                                static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+        ereport(NOTICE, (errmsg("%s: %s, %s, %llu rows out so far, %.1f s", state->function_name, phase, step,
                                 static_cast<unsigned long long>(state->results),
                                 (now - state->started) / 1000000.0)));
     }
@@ -259,6 +264,7 @@ struct FingerprintInput {
 };
 
 struct FingerprintReader {
+    RunState *state;  // for progress notices while reading
     FingerprintInput *input;
     MemoryContext outer;
     size_t allocated;
@@ -270,6 +276,10 @@ void add_fingerprint_row(void *context, int64 id, Datum value) {
     FingerprintReader *reader = static_cast<FingerprintReader *>(context);
     FingerprintInput *input = reader->input;
     simhash::IdFingerprint row{id, static_cast<uint64_t>(DatumGetInt64(value))};
+    if ((input->n & 0xFFFF) == 0xFFFF) {
+        report_progress(reader->state, "reading the query's rows", input->n + 1, 0);
+        if (reader->state->error) ReThrowError(reader->state->error);
+    }
     if (!input->spill && input->n == input->capacity) {
         if (!reader->allow_spill)
             ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -295,13 +305,14 @@ void add_fingerprint_row(void *context, int64 id, Datum value) {
     input->rows[input->n++] = row;
 }
 
-void read_fingerprints(const char *function_name, const char *query, size_t capacity, bool allow_spill,
+void read_fingerprints(RunState *state, const char *query, size_t capacity, bool allow_spill,
                        const char *too_large_hint, FingerprintInput *input) {
+    const char *function_name = state->function_name;
     input->rows = nullptr;
     input->n = 0;
     input->capacity = capacity;
     input->spill = nullptr;
-    FingerprintReader reader{input, CurrentMemoryContext, 0, allow_spill, function_name, too_large_hint};
+    FingerprintReader reader{state, input, CurrentMemoryContext, 0, allow_spill, function_name, too_large_hint};
     CursorReader cursor{function_name, "(id bigint, fingerprint bigint)", nullptr};
     read_input(&cursor, query, INT8OID, add_fingerprint_row, &reader);
     if (!input->rows)  // an empty input still gets a valid pointer
@@ -354,9 +365,8 @@ void run_partitioned(RunState *state, FingerprintInput *input, int radius) {
     const size_t parts = size_t{1} << bits;
     BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
     simhash::RunControl control = run_control(state);
+    control.progress = nullptr;  // progress is reported here, per partition
     for (size_t c = 0; c < plan.tables; ++c) {
-        report_progress(state, "partitioning permuted tables", c, plan.tables);
-        if (state->error) ReThrowError(state->error);
         const int key_bits = simhash::combination_key_bits(plan, c);
         const int shift = key_bits > bits ? key_bits - bits : 0;
         for (size_t p = 0; p < parts; ++p) files[p] = BufFileCreateTemp(false);
@@ -369,6 +379,8 @@ void run_partitioned(RunState *state, FingerprintInput *input, int radius) {
             if ((++seen & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
         }
         for (size_t p = 0; p < parts; ++p) {
+            report_progress(state, "joining partitions of permuted tables", c * parts + p, plan.tables * parts);
+            if (state->error) ReThrowError(state->error);
             size_t n;
             load_partition(files[p], input, &n, state->function_name);
             BufFileClose(files[p]);
@@ -440,7 +452,7 @@ SIMHASH_FUNCTION(simhash_pairs) {
     RunState state;
     init_run_state(&state, fcinfo, "simhash_pairs");
     FingerprintInput input;
-    read_fingerprints("simhash_pairs", query, std::max<size_t>(limit / simhash::kBytesPerRowInMemory, 1), true, "",
+    read_fingerprints(&state, query, std::max<size_t>(limit / simhash::kBytesPerRowInMemory, 1), true, "",
                       &input);
     if (input.spill) {
         run_partitioned(&state, &input, radius);
@@ -475,7 +487,7 @@ SIMHASH_FUNCTION(simhash_groups) {
     RunState state;
     init_run_state(&state, fcinfo, "simhash_groups");
     FingerprintInput input;
-    read_fingerprints("simhash_groups", query, std::max<size_t>(limit / simhash::kBytesPerRowGroups, 1), false,
+    read_fingerprints(&state, query, std::max<size_t>(limit / simhash::kBytesPerRowGroups, 1), false,
                       "Grouping keeps every row in memory (about 96 bytes a row): raise memory_limit or "
                       "maintenance_work_mem.",
                       &input);
