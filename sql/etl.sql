@@ -54,6 +54,14 @@ SELECT (SELECT count(*) FROM reference) AS rows,
                               EXCEPT SELECT * FROM reference) x) AS differing,
        (SELECT count(DISTINCT group_id) FROM reference) AS groups;
 
+-- Beyond the in-memory limit (about 96 bytes a row) connected groups are partitioned: 12 bytes a
+-- row in memory, pairs of row numbers from the partitioned join. Same groups.
+SELECT k, (SELECT count(*) FROM (
+    SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', k, memory_limit => '128kB')
+    EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', k)) x) AS differing,
+    (SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_fp', k, memory_limit => '128kB')) AS rows
+FROM unnest(ARRAY[0, 3, 8, 12]) k;
+
 -- Leader groups: every member within the radius of its leader, leaders lead themselves.
 SELECT count(*) AS rows, count(DISTINCT g.group_id) AS groups,
        count(*) FILTER (WHERE hamming(m.fp, l.fp) > 3) AS too_far,
@@ -123,7 +131,8 @@ SELECT * FROM simhash_pairs('CREATE TABLE nope ()');
 SELECT * FROM simhash_pairs('SELECT id, fp FROM etl_fp', 3, memory_limit => 'lots');
 SELECT * FROM simhash_pairs('SELECT id, fp FROM etl_fp', 20, memory_limit => '64kB');
 SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', 3, 'nearest');
-SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', 3, memory_limit => '64kB');
+SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', 3, 'leader', memory_limit => '64kB');
+SELECT * FROM simhash_groups('SELECT g::bigint, hashint8extended(g, 0) FROM generate_series(1, 5000) g', 3, memory_limit => '64kB');
 SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0);
 SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig', 1.5);
 SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.8, bands => 4);

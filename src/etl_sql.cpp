@@ -57,6 +57,9 @@ struct RunState {
     int progress_seconds;     // 0: no progress notices
     TimestampTz started, last_notice;
     uint64 results;
+    // Partitioned connected groups: union-find over row numbers; the root is the smallest id.
+    const int64 *ids;
+    uint32 *parent;
 };
 
 void init_run_state(RunState *state, FunctionCallInfo fcinfo, const char *function_name) {
@@ -70,6 +73,8 @@ void init_run_state(RunState *state, FunctionCallInfo fcinfo, const char *functi
     state->progress_seconds = progress_seconds;
     state->started = state->last_notice = GetCurrentTimestamp();
     state->results = 0;
+    state->ids = nullptr;
+    state->parent = nullptr;
 }
 
 // Called in PG_CATCH: keeps the error for later and clears the error state.
@@ -319,6 +324,29 @@ void read_fingerprints(RunState *state, const char *query, size_t capacity, bool
         input->rows = static_cast<simhash::IdFingerprint *>(MemoryContextAlloc(reader.outer, sizeof(simhash::IdFingerprint)));
 }
 
+uint32 find_root(uint32 *parent, uint32 x) {
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+// Plain C, no PostgreSQL calls: may run inside the core.
+bool unite_pairs(void *context, const simhash::NearPair *pairs, size_t n) {
+    RunState *state = static_cast<RunState *>(context);
+    for (size_t i = 0; i < n; ++i) {
+        const uint32 a = find_root(state->parent, static_cast<uint32>(pairs[i].a));
+        const uint32 b = find_root(state->parent, static_cast<uint32>(pairs[i].b));
+        if (a == b) continue;
+        if (state->ids[a] <= state->ids[b])
+            state->parent[b] = a;
+        else
+            state->parent[a] = b;
+    }
+    return true;
+}
+
 // Partitioned run ----------------------------------------------------------------------------
 //
 // For each permuted table (combination) of a plan made with few tables, the spilled rows are
@@ -346,7 +374,8 @@ void load_partition(BufFile *file, FingerprintInput *input, size_t *n, const cha
     }
 }
 
-void run_partitioned(RunState *state, FingerprintInput *input, int radius) {
+void run_partitioned(RunState *state, FingerprintInput *input, int radius,
+                     bool (*emit)(void *context, const simhash::NearPair *pairs, size_t n)) {
     // The buffer for one partition: grow the in-memory array to the full capacity.
     input->rows = static_cast<simhash::IdFingerprint *>(
         repalloc_huge(input->rows, sizeof(simhash::IdFingerprint) * input->capacity));
@@ -366,6 +395,8 @@ void run_partitioned(RunState *state, FingerprintInput *input, int radius) {
     BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
     simhash::RunControl control = run_control(state);
     control.progress = nullptr;  // progress is reported here, per partition
+    control.emit = emit;
+    control.connectivity_only = emit == unite_pairs;
     for (size_t c = 0; c < plan.tables; ++c) {
         const int key_bits = simhash::combination_key_bits(plan, c);
         const int shift = key_bits > bits ? key_bits - bits : 0;
@@ -434,6 +465,52 @@ void add_signature_row(void *context, int64 id, Datum value) {
     if (reinterpret_cast<Pointer>(signature) != DatumGetPointer(value)) pfree(signature);
 }
 
+// Partitioned connected groups --------------------------------------------------------------
+//
+// Beyond the in-memory limit, 'connected' groups keep only 12 bytes a row: the ids (8) and a
+// union-find parent (4) over row numbers. The rows are renumbered into a temporary file of
+// (row number, fingerprint), the within-radius pairs of row numbers come from the partitioned
+// join, and each pair unites two sets (the root being the row with the smaller id).
+
+constexpr size_t kBytesPerRowPartitionedGroups = sizeof(int64) + sizeof(uint32);
+
+void partitioned_groups(RunState *state, FingerprintInput *input, int radius, size_t limit) {
+    const size_t n = input->n;
+    if (n >= PG_UINT32_MAX || n * kBytesPerRowPartitionedGroups > limit / 4 * 3)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("simhash_groups: %zu rows do not fit in the memory limit", n),
+                        errdetail("Partitioned grouping keeps 12 bytes a row in memory, plus room for one partition."),
+                        errhint("Raise memory_limit or maintenance_work_mem to at least %zu MB.",
+                                n * 16 / (1024 * 1024) + 1)));
+    int64 *ids = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n));
+    uint32 *parent = static_cast<uint32 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n));
+    BufFile *numbered = BufFileCreateTemp(false);
+    if (BufFileSeek(input->spill, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+    simhash::IdFingerprint row;
+    for (size_t k = 0; k < n; ++k) {
+        if (BufFileRead(input->spill, &row, sizeof(row)) != sizeof(row)) elog(ERROR, "could not read a temporary file");
+        ids[k] = row.id;
+        parent[k] = static_cast<uint32>(k);
+        row.id = static_cast<int64>(k);
+        BufFileWrite(numbered, &row, sizeof(row));
+    }
+    BufFileClose(input->spill);
+    input->spill = numbered;
+    input->capacity = std::max<size_t>((limit - n * kBytesPerRowPartitionedGroups) / simhash::kBytesPerRowInMemory, 1);
+    state->ids = ids;
+    state->parent = parent;
+    run_partitioned(state, input, radius, unite_pairs);
+    Datum values[2];
+    bool nulls[2] = {false, false};
+    for (size_t k = 0; k < n; ++k) {
+        values[0] = Int64GetDatum(ids[k]);
+        values[1] = Int64GetDatum(ids[find_root(parent, static_cast<uint32>(k))]);
+        tuplestore_putvalues(state->store, state->desc, values, nulls);
+    }
+    pfree(ids);
+    pfree(parent);
+}
+
 }  // namespace
 
 void simhash_etl_init(void) {
@@ -455,7 +532,7 @@ SIMHASH_FUNCTION(simhash_pairs) {
     read_fingerprints(&state, query, std::max<size_t>(limit / simhash::kBytesPerRowInMemory, 1), true, "",
                       &input);
     if (input.spill) {
-        run_partitioned(&state, &input, radius);
+        run_partitioned(&state, &input, radius, emit_pairs<simhash::NearPair>);
         BufFileClose(input.spill);
     } else {
         simhash::RunControl control = run_control(&state);
@@ -487,10 +564,17 @@ SIMHASH_FUNCTION(simhash_groups) {
     RunState state;
     init_run_state(&state, fcinfo, "simhash_groups");
     FingerprintInput input;
-    read_fingerprints(&state, query, std::max<size_t>(limit / simhash::kBytesPerRowGroups, 1), false,
-                      "Grouping keeps every row in memory (about 96 bytes a row): raise memory_limit or "
-                      "maintenance_work_mem.",
+    read_fingerprints(&state, query, std::max<size_t>(limit / simhash::kBytesPerRowGroups, 1),
+                      method == simhash::GroupMethod::connected,
+                      "The leader method keeps every row in memory (about 96 bytes a row): raise memory_limit or "
+                      "maintenance_work_mem, or use 'connected', which partitions larger inputs.",
                       &input);
+    if (input.spill) {
+        partitioned_groups(&state, &input, radius, limit);
+        BufFileClose(input.spill);
+        pfree(input.rows);
+        return (Datum)0;
+    }
     int64 *groups = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * (input.n + 1)));
     simhash::RunControl control = run_control(&state);
     finish_run(&state, simhash::near_groups(input.rows, input.n, radius, method, groups, control));

@@ -331,9 +331,16 @@ private:
 
 // Emits the id pairs of two distinct fingerprints (or of one fingerprint with itself).
 void expand(const IdFingerprint *rows, const DistinctSet &set, size_t x, size_t y, int distance,
-            PairWriter &out, Poller &poller) {
+            PairWriter &out, Poller &poller, bool connectivity_only) {
     const uint32_t xb = set.offsets[x], xe = set.offsets[x + 1];
     const uint32_t yb = set.offsets[y], ye = set.offsets[y + 1];
+    if (connectivity_only) {
+        if (x != y) out.add(rows[xb].id, rows[yb].id, distance);
+        else
+            for (uint32_t i = xb + 1; i < xe; ++i) out.add(rows[xb].id, rows[i].id, 0);
+        poller.tick(xe - xb);
+        return;
+    }
     if (x == y) {
         for (uint32_t i = xb; i < xe; ++i)
             for (uint32_t j = i + 1; j < xe; ++j) out.add(rows[i].id, rows[j].id, 0);
@@ -449,11 +456,11 @@ RunStatus run_collapsed(IdFingerprint *rows, size_t n, bool identical_pairs, con
         if (identical_pairs) {
             poller.begin("pairing identical fingerprints", u);
             for (size_t x = 0; x < u; ++x) {
-                if (set.offsets[x + 1] - set.offsets[x] > 1) expand(rows, set, x, x, 0, out, poller);
+                if (set.offsets[x + 1] - set.offsets[x] > 1) expand(rows, set, x, x, 0, out, poller, control.connectivity_only);
                 poller.step(x + 1);
             }
         }
-        body(set, poller, [&](size_t x, size_t y, int d) { expand(rows, set, x, y, d, out, poller); });
+        body(set, poller, [&](size_t x, size_t y, int d) { expand(rows, set, x, y, d, out, poller, control.connectivity_only); });
         out.flush();
         return RunStatus::done;
     } catch (const StopRun &) {

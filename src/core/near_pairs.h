@@ -60,6 +60,10 @@ struct RunControl {
     // Called at most every ~1M units of work: phase name, units done, units in the phase.
     // Returns false to stop the run.
     bool (*progress)(void *context, const char *phase, uint64_t done, uint64_t total) = nullptr;
+    // Emit only enough pairs for connectivity: the rows of one fingerprint as a chain to its first
+    // row, and one pair (first row to first row) per pair of distinct fingerprints. Keeps a
+    // fingerprint shared by g rows at g - 1 pairs instead of g(g - 1)/2 (for grouping).
+    bool connectivity_only = false;
 };
 
 enum class RunStatus { done, stopped };

@@ -44,6 +44,8 @@ std::vector<IdFingerprint> make_rows(size_t n, uint64_t seed) {
     return rows;
 }
 
+std::map<int64_t, int64_t> reference_connected(const std::vector<IdFingerprint> &rows, int radius);
+
 std::vector<Triple> brute_force(const std::vector<IdFingerprint> &rows, int radius) {
     std::vector<Triple> out;
     for (size_t i = 0; i < rows.size(); ++i)
@@ -192,6 +194,36 @@ TEST(NearPairs, PartitionedPassesCoverEveryPairOnce) {
         }
         std::sort(out.begin(), out.end());
         EXPECT_EQ(out, brute_force(rows, r)) << r;
+    }
+}
+
+TEST(NearPairs, ConnectivityOnlyKeepsComponentsWithLinearDuplicates) {
+    auto rows = make_rows(3000, 23);
+    for (int i = 0; i < 500; ++i) rows.push_back({50000 + i, rows[0].fingerprint});  // one big duplicate group
+    for (int r : {0, 3, 6}) {
+        const auto plan = plan_with_blocks(r, r + 2, 2);
+        std::vector<Triple> out;
+        RunControl control;
+        control.context = &out;
+        control.emit = collect;
+        control.connectivity_only = true;
+        for (size_t c = 0; c < plan.tables; ++c) {
+            auto copy = rows;
+            ASSERT_EQ(near_pairs_pass(copy.data(), copy.size(), plan, c, control), RunStatus::done);
+        }
+        // Components of the emitted pairs equal the reference components.
+        std::map<int64_t, int64_t> parent;
+        for (const auto &row : rows) parent[row.id] = row.id;
+        std::function<int64_t(int64_t)> find = [&](int64_t x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+        for (const auto &t : out) {
+            EXPECT_LE(std::get<2>(t), r);
+            const int64_t a = find(std::get<0>(t)), b = find(std::get<1>(t));
+            parent[std::max(a, b)] = std::min(a, b);
+        }
+        std::map<int64_t, int64_t> group;
+        for (const auto &row : rows) group[row.id] = find(row.id);
+        EXPECT_EQ(group, reference_connected(rows, r)) << r;
+        EXPECT_LT(out.size(), rows.size() * 2) << "pairs stay linear for duplicates";
     }
 }
 
