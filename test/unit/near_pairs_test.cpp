@@ -65,11 +65,17 @@ bool collect(void *context, const NearPair *pairs, size_t n) {
 }
 
 // Pairs of near_pairs() with the cheapest plan (plan == nullptr) or a given one, sorted.
+// A control that appends every emitted pair to *out.
+RunControl collecting(std::vector<Triple> *out) {
+    RunControl control;
+    control.context = out;
+    control.emit = collect;
+    return control;
+}
+
 std::vector<Triple> run_with(std::vector<IdFingerprint> rows, int radius, const NearPairsPlan *plan) {
     std::vector<Triple> out;
-    RunControl control;
-    control.context = &out;
-    control.emit = collect;
+    const RunControl control = collecting(&out);
     const RunStatus status = plan ? near_pairs(rows.data(), rows.size(), *plan, control)
                                   : near_pairs(rows.data(), rows.size(), radius, control);
     EXPECT_EQ(status, RunStatus::done);
@@ -179,9 +185,7 @@ TEST(NearPairs, PartitionedPassesCoverEveryPairOnce) {
     for (int r : {0, 3, 7}) {
         const auto plan = plan_with_blocks(r, r + 2, 2);
         std::vector<Triple> out;
-        RunControl control;
-        control.context = &out;
-        control.emit = collect;
+        const RunControl control = collecting(&out);
         for (size_t c = 0; c < plan.tables; ++c) {
             const int bits = combination_key_bits(plan, c);
             // Four key ranges by the top two key bits.
@@ -203,9 +207,7 @@ TEST(NearPairs, ConnectivityOnlyKeepsComponentsWithLinearDuplicates) {
     for (int r : {0, 3, 6}) {
         const auto plan = plan_with_blocks(r, r + 2, 2);
         std::vector<Triple> out;
-        RunControl control;
-        control.context = &out;
-        control.emit = collect;
+        RunControl control = collecting(&out);
         control.connectivity_only = true;
         for (size_t c = 0; c < plan.tables; ++c) {
             auto copy = rows;
