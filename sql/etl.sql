@@ -103,6 +103,13 @@ SELECT count(*) AS not_in_brute_force FROM (
     EXCEPT SELECT a.id, b.id FROM etl_sig a JOIN etl_sig b ON a.id < b.id AND minhash_jaccard(a.sig, b.sig) >= 0.8) x;
 SELECT count(*) AS with_explicit_bands FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.8, bands => 16, "rows" => 8);
 SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig WHERE false');
+-- Beyond the memory limit (4 bytes a slot plus 24 a row) signatures are partitioned per band by
+-- band hash through temporary files: the same pairs.
+SELECT (SELECT count(*) FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.8, memory_limit => '64kB')) AS partitioned,
+       (SELECT count(*) FROM (SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.8, memory_limit => '64kB')
+                              EXCEPT SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.8)) x) AS differing,
+       (SELECT count(*) FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.5, memory_limit => '64kB')) =
+       (SELECT count(*) FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.5)) AS same_at_half;
 
 -- Progress notices: every simhash.progress_seconds (default 10 s), 0 turns them off.
 SHOW simhash.progress_seconds;
@@ -141,6 +148,7 @@ SELECT * FROM minhash_pairs('SELECT id, fp FROM etl_fp');
 SELECT * FROM minhash_pairs('SELECT 1::bigint, ARRAY[1,2,3] UNION ALL SELECT 2, ARRAY[1,2]');
 SELECT * FROM minhash_pairs('SELECT 1::bigint, ARRAY[[1,2],[3,4]]');
 SELECT * FROM minhash_pairs('SELECT 1::bigint, ARRAY[1,NULL]');
+SELECT * FROM minhash_pairs('SELECT g::bigint, minhash(''same text'') FROM generate_series(1, 300) g', 0.8, memory_limit => '64kB');
 \set VERBOSITY terse
 
 DROP TABLE etl_fp, etl_docs, etl_clean, etl_pairs, etl_text, etl_sig;

@@ -425,11 +425,24 @@ void run_partitioned(RunState *state, FingerprintInput *input, int radius,
 struct SignatureInput {
     MemoryContext outer;
     size_t limit;  // bytes
-    int64 *ids;
+    int64 *ids;    // capacity entries
     uint32 *signatures;
     size_t n, capacity;
     int slots;
+    BufFile *spill;  // records (id, slots values) once more than capacity rows arrived
 };
+
+void write_signature_record(BufFile *file, int64 id, const uint32 *signature, int slots) {
+    BufFileWrite(file, &id, sizeof(id));
+    BufFileWrite(file, const_cast<uint32 *>(signature), sizeof(uint32) * slots);
+}
+
+bool read_signature_record(BufFile *file, int64 *id, uint32 *signature, int slots) {
+    if (BufFileRead(file, id, sizeof(*id)) != sizeof(*id)) return false;
+    if (BufFileRead(file, signature, sizeof(uint32) * slots) != sizeof(uint32) * slots)
+        elog(ERROR, "could not read a temporary file");
+    return true;
+}
 
 void add_signature_row(void *context, int64 id, Datum value) {
     SignatureInput *input = static_cast<SignatureInput *>(context);
@@ -454,13 +467,19 @@ void add_signature_row(void *context, int64 id, Datum value) {
                         errmsg("minhash_pairs: signatures have different numbers of slots (%d and %d)", input->slots,
                                length),
                         errhint("Compare only signatures made by minhash() with the same slots and seed.")));
-    if (input->n == input->capacity)
-        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("minhash_pairs: more than %zu signatures do not fit in the memory limit", input->n),
-                        errhint("MinHash LSH keeps every signature in memory (4 bytes a slot plus 24 a row): "
-                                "raise memory_limit or maintenance_work_mem.")));
-    input->ids[input->n] = id;
-    memcpy(input->signatures + input->n * input->slots, ARR_DATA_PTR(signature), sizeof(uint32) * length);
+    if (input->n == input->capacity && !input->spill) {
+        MemoryContext old = MemoryContextSwitchTo(input->outer);
+        input->spill = BufFileCreateTemp(false);
+        MemoryContextSwitchTo(old);
+        for (size_t i = 0; i < input->n; ++i)
+            write_signature_record(input->spill, input->ids[i], input->signatures + i * input->slots, input->slots);
+    }
+    if (input->spill)
+        write_signature_record(input->spill, id, reinterpret_cast<const uint32 *>(ARR_DATA_PTR(signature)), length);
+    else {
+        input->ids[input->n] = id;
+        memcpy(input->signatures + input->n * input->slots, ARR_DATA_PTR(signature), sizeof(uint32) * length);
+    }
     ++input->n;
     if (reinterpret_cast<Pointer>(signature) != DatumGetPointer(value)) pfree(signature);
 }
@@ -509,6 +528,55 @@ void partitioned_groups(RunState *state, FingerprintInput *input, int radius, si
     }
     pfree(ids);
     pfree(parent);
+}
+
+// Partitioned MinHash LSH: for each band, the spilled signatures are distributed by the top bits
+// of their band hash into temporary files that fit; each file is read back and joined on that
+// band only. A pair is reported by the first band it shares, in the file holding that band's
+// bucket, so once overall. Cost per band: one read and one write of the signatures.
+void partitioned_minhash(RunState *state, SignatureInput *input, double threshold, simhash::LshParameters parameters) {
+    const int slots = input->slots;
+    int bits = 0;
+    while (bits < static_cast<int>(kMaxPartitionBits) && (input->n >> bits) > input->capacity / 2) ++bits;
+    const size_t parts = size_t{1} << bits;
+    BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
+    uint32 *signature = static_cast<uint32 *>(palloc(sizeof(uint32) * slots));
+    simhash::RunControl control = run_control(state);
+    control.progress = nullptr;  // progress is reported here, per partition
+    for (int band = 0; band < parameters.bands; ++band) {
+        for (size_t p = 0; p < parts; ++p) files[p] = BufFileCreateTemp(false);
+        if (BufFileSeek(input->spill, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+        int64 id;
+        uint64 seen = 0;
+        while (read_signature_record(input->spill, &id, signature, slots)) {
+            const uint64_t hash = simhash::minhash_band_hash(signature, band, parameters.rows);
+            write_signature_record(files[bits ? hash >> (64 - bits) : 0], id, signature, slots);
+            if ((++seen & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
+        }
+        for (size_t p = 0; p < parts; ++p) {
+            report_progress(state, "joining partitions of MinHash bands", band * parts + p, parameters.bands * parts);
+            if (state->error) ReThrowError(state->error);
+            if (BufFileSeek(files[p], 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+            size_t n = 0;
+            while (read_signature_record(files[p], &id, signature, slots)) {
+                if (n == input->capacity)
+                    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                                    errmsg("minhash_pairs: more than %zu signatures share a band", input->capacity),
+                                    errdetail("Partitions are made of equal bands; this many near-identical "
+                                              "signatures do not fit in the memory limit."),
+                                    errhint("Raise memory_limit or maintenance_work_mem, or remove exact "
+                                            "duplicates first.")));
+                input->ids[n] = id;
+                memcpy(input->signatures + n * slots, signature, sizeof(uint32) * slots);
+                ++n;
+            }
+            BufFileClose(files[p]);
+            finish_run(state, simhash::minhash_pairs(input->ids, input->signatures, n, slots, threshold, parameters,
+                                                      emit_pairs<simhash::JaccardPair>, control, band, 1));
+        }
+    }
+    pfree(signature);
+    pfree(files);
 }
 
 }  // namespace
@@ -609,7 +677,7 @@ SIMHASH_FUNCTION(minhash_pairs) {
     RunState state;
     init_run_state(&state, fcinfo, "minhash_pairs");
 
-    SignatureInput input{CurrentMemoryContext, limit, nullptr, nullptr, 0, 0, 0};
+    SignatureInput input{CurrentMemoryContext, limit, nullptr, nullptr, 0, 0, 0, nullptr};
     CursorReader reader{"minhash_pairs", "(id bigint, signature integer[])", nullptr};
     read_input(&reader, query, INT4ARRAYOID, add_signature_row, &input);
     const size_t n = input.n;
@@ -628,9 +696,14 @@ SIMHASH_FUNCTION(minhash_pairs) {
     } else {
         parameters = simhash::lsh_parameters(threshold, slots);
     }
-    simhash::RunControl control = run_control(&state);
-    finish_run(&state, simhash::minhash_pairs(ids, signatures, n, slots, threshold, parameters, emit_pairs<simhash::JaccardPair>,
-                                              control));
+    if (input.spill) {
+        partitioned_minhash(&state, &input, threshold, parameters);
+        BufFileClose(input.spill);
+    } else {
+        simhash::RunControl control = run_control(&state);
+        finish_run(&state, simhash::minhash_pairs(ids, signatures, n, slots, threshold, parameters,
+                                                  emit_pairs<simhash::JaccardPair>, control));
+    }
     pfree(ids);
     pfree(signatures);
     return (Datum)0;

@@ -642,13 +642,23 @@ inline uint64_t mix64(uint64_t x) {
 }
 }  // namespace
 
+uint64_t minhash_band_hash(const uint32_t *signature, int band, int rows) {
+    const uint32_t *x = signature + static_cast<size_t>(band) * rows;
+    uint64_t h = 0x9e3779b97f4a7c15ull * (band + 1);
+    for (int k = 0; k < rows; ++k) h = mix64(h ^ x[k]);
+    return h;
+}
+
 RunStatus minhash_pairs(const int64_t *ids, const uint32_t *signatures, size_t n, int slots,
                         double threshold, LshParameters p,
                         bool (*emit)(void *context, const JaccardPair *pairs, size_t n),
-                        const RunControl &control) {
+                        const RunControl &control, int first_band, int band_count) {
     if (slots < 1) throw std::invalid_argument("signatures need at least one slot");
     if (p.bands < 1 || p.rows < 1 || static_cast<long>(p.bands) * p.rows > slots)
         throw std::invalid_argument("bands and rows must be positive with bands * rows <= slots");
+    const int end_band = band_count < 0 ? p.bands : first_band + band_count;
+    if (first_band < 0 || end_band > p.bands || first_band > end_band)
+        throw std::invalid_argument("band range outside the bands");
     if (n >= std::numeric_limits<uint32_t>::max())
         throw std::length_error("too many rows for one batch (at most 4294967294)");
     try {
@@ -666,15 +676,11 @@ RunStatus minhash_pairs(const int64_t *ids, const uint32_t *signatures, size_t n
             return std::memcmp(x, y, sizeof(uint32_t) * p.rows) == 0;
         };
         std::vector<std::pair<uint64_t, uint32_t>> buckets(n);
-        for (int band = 0; band < p.bands; ++band) {
-            poller.begin("bucketing MinHash bands", p.bands);
+        poller.begin("bucketing MinHash bands", p.bands);
+        for (int band = first_band; band < end_band; ++band) {
             poller.step(band);
-            for (size_t i = 0; i < n; ++i) {
-                const uint32_t *x = signatures + i * width + static_cast<size_t>(band) * p.rows;
-                uint64_t h = 0x9e3779b97f4a7c15ull * (band + 1);
-                for (int k = 0; k < p.rows; ++k) h = mix64(h ^ x[k]);
-                buckets[i] = {h, static_cast<uint32_t>(i)};
-            }
+            for (size_t i = 0; i < n; ++i)
+                buckets[i] = {minhash_band_hash(signatures + i * width, band, p.rows), static_cast<uint32_t>(i)};
             std::sort(buckets.begin(), buckets.end());
             size_t start = 0;
             while (start < n) {

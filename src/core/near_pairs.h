@@ -146,11 +146,17 @@ struct JaccardPair {
 };
 
 // Pairs of signatures (n rows of `slots` uint32 each, row i's id ids[i]) sharing at least one
-// band and whose estimated Jaccard (fraction of equal slots) is >= threshold, each once.
+// band and whose estimated Jaccard (fraction of equal slots) is >= threshold, each once: by the
+// first band they share. With a band range [first_band, first_band + band_count) only the pairs
+// whose first shared band is in the range are reported, so a caller can run one band at a time
+// over partitions of rows with equal band_hash (every pair is then reported once overall).
 RunStatus minhash_pairs(const int64_t *ids, const uint32_t *signatures, size_t n, int slots,
                         double threshold, LshParameters parameters,
                         bool (*emit)(void *context, const JaccardPair *pairs, size_t n),
-                        const RunControl &control);
+                        const RunControl &control, int first_band = 0, int band_count = -1);
+
+// The bucket hash of one band of a signature (equal bands have equal hashes).
+uint64_t minhash_band_hash(const uint32_t *signature, int band, int rows);
 
 }  // namespace simhash
 

@@ -370,6 +370,32 @@ TEST(MinhashLsh, FindsPlantedPairsOnceAndVerifiesThem) {
         const size_t j = std::find(ids.begin(), ids.end(), p.b) - ids.begin();
         EXPECT_DOUBLE_EQ(p.jaccard, minhash_jaccard(&signatures[i * slots], &signatures[j * slots], slots));
     }
+    // One band at a time over two partitions by band hash: the same pairs, each once.
+    const auto parameters = lsh_parameters(threshold, slots);
+    std::vector<JaccardPair> banded;
+    RunControl banded_control;
+    banded_control.context = &banded;
+    for (int band = 0; band < parameters.bands; ++band) {
+        for (uint64_t part = 0; part < 2; ++part) {
+            std::vector<int64_t> part_ids;
+            std::vector<uint32_t> part_signatures;
+            for (size_t i = 0; i < n; ++i) {
+                if ((minhash_band_hash(&signatures[i * slots], band, parameters.rows) >> 63) != part) continue;
+                part_ids.push_back(ids[i]);
+                part_signatures.insert(part_signatures.end(), &signatures[i * slots], &signatures[(i + 1) * slots]);
+            }
+            ASSERT_EQ(minhash_pairs(part_ids.data(), part_signatures.data(), part_ids.size(), slots, threshold,
+                                    parameters, collect_jaccard, banded_control, band, 1),
+                      RunStatus::done);
+        }
+    }
+    auto key = [](const JaccardPair &p) { return std::make_pair(p.a, p.b); };
+    std::vector<std::pair<int64_t, int64_t>> all_pairs, banded_pairs;
+    for (const auto &p : out) all_pairs.push_back(key(p));
+    for (const auto &p : banded) banded_pairs.push_back(key(p));
+    std::sort(all_pairs.begin(), all_pairs.end());
+    std::sort(banded_pairs.begin(), banded_pairs.end());
+    EXPECT_EQ(banded_pairs, all_pairs);
     EXPECT_THROW(minhash_pairs(ids.data(), signatures.data(), n, slots, threshold, LshParameters{20, 7}, collect_jaccard,
                                control),
                  std::invalid_argument);
