@@ -14,6 +14,9 @@
 // Memory: the limit is the memory_limit argument, or maintenance_work_mem. simhash_pairs keeps
 // rows in memory when N * 48 bytes fit; otherwise it spills the 16-byte rows to a temporary file
 // and runs each permuted table over key-range partitions that fit (see run_partitioned).
+// simhash_groups 'connected' does the same with 12 bytes a row kept for a union-find
+// (partitioned_groups); minhash_pairs partitions each band by band hash (partitioned_minhash);
+// simhash_groups 'leader' is in memory only.
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
