@@ -239,3 +239,28 @@ CREATE OPERATOR <@ (LEFTARG = bigint, RIGHTARG = hamming_ball, FUNCTION = hammin
     COMMUTATOR = @>, RESTRICT = hamming_ball_restrict_selectivity, JOIN = hamming_ball_join_selectivity);
 CREATE OPERATOR @> (LEFTARG = hamming_ball, RIGHTARG = bigint, FUNCTION = hamming_ball_contains_commuted,
     COMMUTATOR = <@, RESTRICT = hamming_ball_restrict_selectivity, JOIN = hamming_ball_join_selectivity);
+
+--------------------------------------------------------------------------------------------------
+-- Batch deduplication (issue 4, ETL): all near-duplicate pairs of a query's rows, groups, and
+-- MinHash LSH pairs. Set-returning functions that read their input query through a cursor.
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_pairs(query text, radius integer DEFAULT 3, memory_limit text DEFAULT NULL)
+    RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+    AS 'MODULE_PATHNAME', 'simhash_pairs' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_pairs(text, integer, text) IS
+    'Every pair of rows of query (id bigint, fingerprint bigint) whose fingerprints are within radius bits (0..64), once, with id_a < id_b; exact (permuted tables); memory_limit defaults to maintenance_work_mem, larger inputs are partitioned through temporary files';
+
+CREATE FUNCTION simhash_groups(query text, radius integer DEFAULT 3, method text DEFAULT 'connected',
+                               memory_limit text DEFAULT NULL)
+    RETURNS TABLE (id bigint, group_id bigint)
+    AS 'MODULE_PATHNAME', 'simhash_groups' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_groups(text, integer, text, text) IS
+    'A group id for every row of query (id bigint, fingerprint bigint) with a fingerprint: ''connected'' = connected components of the within-radius pairs, ''leader'' = every member within radius of its group''s leader; the group id is the smallest id of the group (the leader)';
+
+CREATE FUNCTION minhash_pairs(query text, threshold double precision DEFAULT 0.8, bands integer DEFAULT NULL,
+                              "rows" integer DEFAULT NULL, memory_limit text DEFAULT NULL)
+    RETURNS TABLE (id_a bigint, id_b bigint, jaccard double precision)
+    AS 'MODULE_PATHNAME', 'minhash_pairs' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION minhash_pairs(text, double precision, integer, integer, text) IS
+    'Pairs of rows of query (id bigint, signature integer[]) whose estimated Jaccard is at least threshold, found by LSH banding (bands x rows chosen from the threshold unless given) and verified on the whole signature; once each, id_a < id_b';

@@ -1,0 +1,5 @@
+// Load-time initialisation of the parts of the extension (called from _PG_init in module.cpp).
+#pragma once
+
+// Batch deduplication (etl_sql.cpp): defines simhash.progress_seconds.
+void simhash_etl_init(void);

@@ -1,0 +1,405 @@
+// Batch near-duplicate joins against brute force: pairs, groups, partitioned passes, MinHash LSH.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "core/hamming.h"
+#include "core/minhash.h"
+#include "core/near_pairs.h"
+
+namespace simhash {
+namespace {
+
+using Triple = std::tuple<int64_t, int64_t, int>;
+
+// Uniform fingerprints, planted clusters around centers at distances 0..12, exact duplicates.
+std::vector<IdFingerprint> make_rows(size_t n, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<IdFingerprint> rows;
+    rows.reserve(n);
+    int64_t id = 1000;
+    while (rows.size() < n) {
+        const uint64_t center = rng();
+        rows.push_back({id++, center});
+        if (rng() % 4 == 0) {  // a cluster of near-duplicates
+            const int members = 1 + rng() % 6;
+            for (int m = 0; m < members && rows.size() < n; ++m) {
+                uint64_t fp = center;
+                const int flips = rng() % 13;
+                for (int f = 0; f < flips; ++f) fp ^= uint64_t{1} << (rng() % 64);
+                rows.push_back({id++, fp});
+            }
+        }
+        if (rng() % 10 == 0 && rows.size() < n) rows.push_back({id++, center});  // duplicate
+    }
+    std::shuffle(rows.begin(), rows.end(), rng);
+    return rows;
+}
+
+std::map<int64_t, int64_t> reference_connected(const std::vector<IdFingerprint> &rows, int radius);
+
+std::vector<Triple> brute_force(const std::vector<IdFingerprint> &rows, int radius) {
+    std::vector<Triple> out;
+    for (size_t i = 0; i < rows.size(); ++i)
+        for (size_t j = i + 1; j < rows.size(); ++j) {
+            const int d = hamming_distance(rows[i].fingerprint, rows[j].fingerprint);
+            if (d <= radius)
+                out.emplace_back(std::min(rows[i].id, rows[j].id), std::max(rows[i].id, rows[j].id), d);
+        }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+bool collect(void *context, const NearPair *pairs, size_t n) {
+    auto *out = static_cast<std::vector<Triple> *>(context);
+    for (size_t i = 0; i < n; ++i) out->emplace_back(pairs[i].a, pairs[i].b, pairs[i].distance);
+    return true;
+}
+
+// Pairs of near_pairs() with the cheapest plan (plan == nullptr) or a given one, sorted.
+// A control that appends every emitted pair to *out.
+RunControl collecting(std::vector<Triple> *out) {
+    RunControl control;
+    control.context = out;
+    control.emit = collect;
+    return control;
+}
+
+std::vector<Triple> run_with(std::vector<IdFingerprint> rows, int radius, const NearPairsPlan *plan) {
+    std::vector<Triple> out;
+    const RunControl control = collecting(&out);
+    const RunStatus status = plan ? near_pairs(rows.data(), rows.size(), *plan, control)
+                                  : near_pairs(rows.data(), rows.size(), radius, control);
+    EXPECT_EQ(status, RunStatus::done);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+std::vector<Triple> run(const std::vector<IdFingerprint> &rows, int radius) { return run_with(rows, radius, nullptr); }
+std::vector<Triple> run_plan(const std::vector<IdFingerprint> &rows, const NearPairsPlan &plan) {
+    return run_with(rows, plan.radius, &plan);
+}
+
+std::vector<Triple> within(const std::vector<Triple> &all, int radius) {
+    std::vector<Triple> out;
+    for (const auto &t : all)
+        if (std::get<2>(t) <= radius) out.push_back(t);
+    return out;
+}
+
+TEST(NearPairs, MatchesBruteForceRadii0To16) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{37}, size_t{600}, size_t{5000}, size_t{20000}}) {
+        const auto rows = make_rows(n, n * 7 + 1);
+        const auto all = brute_force(rows, 16);
+        for (int r = 0; r <= 16; ++r) {
+            if (n == 20000 && r % 4 != 3 && r != 0 && r != 16) continue;  // keep the test fast
+            EXPECT_EQ(run(rows, r), within(all, r)) << "n=" << n << " r=" << r;
+        }
+    }
+}
+
+TEST(NearPairs, EveryBlockLayoutIsExact) {
+    const auto rows = make_rows(800, 99);
+    const auto all = brute_force(rows, 20);
+    for (int r : {1, 2, 3, 5, 8, 13, 20})
+        for (int t = 1; r + t <= 64 && t <= 6; ++t) {
+            if (r + t > 24 && t > 1) continue;  // C(m, t) grows large
+            EXPECT_EQ(run_plan(rows, plan_with_blocks(r, r + t, t)), within(all, r)) << "r=" << r << " t=" << t;
+        }
+    // The extreme layouts: 64 one-bit blocks.
+    EXPECT_EQ(run_plan(rows, plan_with_blocks(63, 64, 1)), brute_force(rows, 63));
+    EXPECT_EQ(run_plan(rows, plan_with_blocks(62, 64, 2)), brute_force(rows, 62));
+}
+
+TEST(NearPairs, LargeRadiiFallBackAndStayExact) {
+    const auto rows = make_rows(300, 5);
+    for (int r : {24, 32, 40, 63, 64}) EXPECT_EQ(run(rows, r), brute_force(rows, r)) << r;
+    EXPECT_TRUE(plan_near_pairs(300, 40).brute_force);
+    EXPECT_EQ(run(rows, 64).size(), 300u * 299 / 2);
+}
+
+TEST(NearPairs, ManyDuplicatesDoNotBlowUp) {
+    // 2000 copies of one fingerprint, 1500 of another 2 bits away, plus noise.
+    std::vector<IdFingerprint> rows;
+    for (int i = 0; i < 2000; ++i) rows.push_back({i, 0xABCDEF0123456789ull});
+    for (int i = 0; i < 1500; ++i) rows.push_back({10000 + i, 0xABCDEF0123456789ull ^ 0x8001});
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 2000; ++i) rows.push_back({20000 + i, rng()});
+    const auto out = run(rows, 3);
+    size_t zero = 0, two = 0;
+    for (const auto &t : out) (std::get<2>(t) == 0 ? zero : two) += 1;
+    EXPECT_EQ(zero, 2000u * 1999 / 2 + 1500u * 1499 / 2);
+    EXPECT_EQ(two, 2000u * 1500);
+    std::set<std::pair<int64_t, int64_t>> unique;
+    for (const auto &t : out) unique.emplace(std::get<0>(t), std::get<1>(t));
+    EXPECT_EQ(unique.size(), out.size());
+}
+
+TEST(NearPairs, SkewedFingerprintsAreExact) {
+    // Small integers and values near 2^64: equal high blocks, and every lookup far from the
+    // position a uniform fingerprint would have.
+    std::vector<IdFingerprint> rows;
+    for (int i = 0; i < 3000; ++i) rows.push_back({i, static_cast<uint64_t>(i) * 3});
+    for (int i = 0; i < 3000; ++i) rows.push_back({5000 + i, ~uint64_t{0} - static_cast<uint64_t>(i) * 5});
+    const auto all = brute_force(rows, 6);
+    for (int r : {0, 1, 3, 6}) EXPECT_EQ(run(rows, r), within(all, r)) << r;
+}
+
+TEST(NearPairs, CombinationsAreEveryTSubsetOnce) {
+    for (int r : {1, 3, 10}) {
+        for (int t = 1; t <= 4; ++t) {
+            const auto plan = plan_with_blocks(r, r + t, t);
+            std::set<uint64_t> masks;
+            for (size_t c = 0; c < plan.tables; ++c) {
+                const uint64_t mask = combination_mask(plan, c);
+                EXPECT_EQ(__builtin_popcountll(mask), t);
+                EXPECT_LT(mask, uint64_t{1} << (r + t));
+                masks.insert(mask);
+            }
+            EXPECT_EQ(masks.size(), plan.tables);
+        }
+    }
+    EXPECT_EQ(plan_with_blocks(62, 64, 2).tables, 2016u);
+    EXPECT_EQ(combination_mask(plan_with_blocks(62, 64, 2), 2015), uint64_t{3} << 62);
+}
+
+TEST(NearPairs, PlanChoosesTablesForLargeInputs) {
+    const auto plan = plan_near_pairs(10000000, 3);
+    EXPECT_FALSE(plan.brute_force);
+    EXPECT_EQ(plan.blocks, 3 + plan.key_blocks);
+    EXPECT_GE(plan.key_blocks, 2);
+    EXPECT_TRUE(plan_near_pairs(10, 3).brute_force);
+    EXPECT_THROW(plan_near_pairs(10, 65), std::invalid_argument);
+    EXPECT_THROW(plan_near_pairs(10, -1), std::invalid_argument);
+}
+
+TEST(NearPairs, PartitionedPassesCoverEveryPairOnce) {
+    const auto rows = make_rows(3000, 11);
+    for (int r : {0, 3, 7}) {
+        const auto plan = plan_with_blocks(r, r + 2, 2);
+        std::vector<Triple> out;
+        const RunControl control = collecting(&out);
+        for (size_t c = 0; c < plan.tables; ++c) {
+            const int bits = combination_key_bits(plan, c);
+            // Four key ranges by the top two key bits.
+            for (uint64_t part = 0; part < 4; ++part) {
+                std::vector<IdFingerprint> subset;
+                for (const auto &row : rows)
+                    if ((combination_key(plan, c, row.fingerprint) >> (bits - 2)) == part) subset.push_back(row);
+                ASSERT_EQ(near_pairs_pass(subset.data(), subset.size(), plan, c, control), RunStatus::done);
+            }
+        }
+        std::sort(out.begin(), out.end());
+        EXPECT_EQ(out, brute_force(rows, r)) << r;
+    }
+}
+
+TEST(NearPairs, ConnectivityOnlyKeepsComponentsWithLinearDuplicates) {
+    auto rows = make_rows(3000, 23);
+    for (int i = 0; i < 500; ++i) rows.push_back({50000 + i, rows[0].fingerprint});  // one big duplicate group
+    for (int r : {0, 3, 6}) {
+        const auto plan = plan_with_blocks(r, r + 2, 2);
+        std::vector<Triple> out;
+        RunControl control = collecting(&out);
+        control.connectivity_only = true;
+        for (size_t c = 0; c < plan.tables; ++c) {
+            auto copy = rows;
+            ASSERT_EQ(near_pairs_pass(copy.data(), copy.size(), plan, c, control), RunStatus::done);
+        }
+        // Components of the emitted pairs equal the reference components.
+        std::map<int64_t, int64_t> parent;
+        for (const auto &row : rows) parent[row.id] = row.id;
+        std::function<int64_t(int64_t)> find = [&](int64_t x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+        for (const auto &t : out) {
+            EXPECT_LE(std::get<2>(t), r);
+            const int64_t a = find(std::get<0>(t)), b = find(std::get<1>(t));
+            parent[std::max(a, b)] = std::min(a, b);
+        }
+        std::map<int64_t, int64_t> group;
+        for (const auto &row : rows) group[row.id] = find(row.id);
+        EXPECT_EQ(group, reference_connected(rows, r)) << r;
+        EXPECT_LT(out.size(), rows.size() * 2) << "pairs stay linear for duplicates";
+    }
+}
+
+TEST(NearPairs, StopsWhenAsked) {
+    auto rows = make_rows(20000, 17);
+    int polls = 0, reports = 0;
+    struct Context {
+        int *polls, *reports;
+    } context{&polls, &reports};
+    RunControl control;
+    control.context = &context;
+    control.should_stop = [](void *c) { return ++*static_cast<Context *>(c)->polls > 2; };
+    control.progress = [](void *c, const char *, uint64_t, uint64_t) {
+        ++*static_cast<Context *>(c)->reports;
+        return true;
+    };
+    EXPECT_EQ(near_pairs(rows.data(), rows.size(), 5, control), RunStatus::stopped);
+    EXPECT_EQ(polls, 3);
+    EXPECT_GE(reports, 1);
+    EXPECT_THROW(near_pairs(rows.data(), rows.size(), 65, control), std::invalid_argument);
+}
+
+// Groups -------------------------------------------------------------------------------------
+
+std::map<int64_t, int64_t> reference_connected(const std::vector<IdFingerprint> &rows, int radius) {
+    std::map<int64_t, int64_t> parent;
+    for (const auto &r : rows) parent[r.id] = r.id;
+    std::function<int64_t(int64_t)> find = [&](int64_t x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
+    for (const auto &t : brute_force(rows, radius)) {
+        const int64_t a = find(std::get<0>(t)), b = find(std::get<1>(t));
+        parent[std::max(a, b)] = std::min(a, b);
+    }
+    std::map<int64_t, int64_t> group;
+    for (const auto &r : rows) group[r.id] = find(r.id);  // roots are component minima
+    return group;
+}
+
+std::map<int64_t, int64_t> reference_leader(std::vector<IdFingerprint> rows, int radius) {
+    std::sort(rows.begin(), rows.end(), [](auto &a, auto &b) { return a.id < b.id; });
+    std::map<int64_t, int64_t> group;
+    for (const auto &leader : rows) {
+        if (group.count(leader.id)) continue;
+        for (const auto &r : rows)
+            if (!group.count(r.id) && hamming_distance(r.fingerprint, leader.fingerprint) <= radius) group[r.id] = leader.id;
+    }
+    return group;
+}
+
+std::map<int64_t, int64_t> run_groups(const std::vector<IdFingerprint> &rows, int radius, GroupMethod method) {
+    std::vector<int64_t> group(rows.size());
+    EXPECT_EQ(near_groups(rows.data(), rows.size(), radius, method, group.data(), RunControl{}), RunStatus::done);
+    std::map<int64_t, int64_t> out;
+    for (size_t i = 0; i < rows.size(); ++i) out[rows[i].id] = group[i];
+    return out;
+}
+
+TEST(NearGroups, ConnectedAndLeaderMatchReferences) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{500}, size_t{3000}}) {
+        const auto rows = make_rows(n, n + 3);
+        for (int r : {0, 3, 8, 12}) {
+            EXPECT_EQ(run_groups(rows, r, GroupMethod::connected), reference_connected(rows, r)) << n << " " << r;
+            EXPECT_EQ(run_groups(rows, r, GroupMethod::leader), reference_leader(rows, r)) << n << " " << r;
+        }
+    }
+}
+
+TEST(NearGroups, LeaderMembersAreWithinRadiusOfTheirLeader) {
+    // A chain 0 - 3 bits - 6 bits: connected joins all, leader splits.
+    std::vector<IdFingerprint> rows = {{1, 0}, {2, 0x7}, {3, 0x3F}};
+    auto connected = run_groups(rows, 3, GroupMethod::connected);
+    auto leader = run_groups(rows, 3, GroupMethod::leader);
+    EXPECT_EQ(connected[3], 1);
+    EXPECT_EQ(leader[2], 1);
+    EXPECT_EQ(leader[3], 3);
+}
+
+// MinHash LSH ----------------------------------------------------------------------------------
+
+TEST(MinhashLsh, ParametersFollowTheThreshold) {
+    const auto p = lsh_parameters(0.8, 128);
+    EXPECT_LE(p.bands * p.rows, 128);
+    // The S-curve's steepest point (1/b)^(1/r) lies near the threshold.
+    const double knee = std::pow(1.0 / p.bands, 1.0 / p.rows);
+    EXPECT_NEAR(knee, 0.8, 0.12);
+    EXPECT_GT(lsh_candidate_probability(0.95, p.bands, p.rows), 0.99);
+    EXPECT_LT(lsh_candidate_probability(0.3, p.bands, p.rows), 0.01);
+    const auto low = lsh_parameters(0.3, 128);
+    EXPECT_GT(low.bands, p.bands);
+    EXPECT_THROW(lsh_parameters(0.0, 128), std::invalid_argument);
+}
+
+bool collect_jaccard(void *context, const JaccardPair *pairs, size_t n) {
+    auto *out = static_cast<std::vector<JaccardPair> *>(context);
+    out->insert(out->end(), pairs, pairs + n);
+    return true;
+}
+
+TEST(MinhashLsh, FindsPlantedPairsOnceAndVerifiesThem) {
+    const int slots = 128;
+    MinhashFamily family(slots, 0);
+    std::mt19937_64 rng(8);
+    std::vector<int64_t> ids;
+    std::vector<uint32_t> signatures;
+    std::set<std::pair<int64_t, int64_t>> planted;
+    auto add = [&](int64_t id, const std::vector<uint64_t> &features) {
+        MinhashSketch sketch(family);
+        for (auto f : features) sketch.add(f);
+        const auto sig = sketch.signature();
+        ids.push_back(id);
+        signatures.insert(signatures.end(), sig.begin(), sig.end());
+    };
+    for (int d = 0; d < 1000; ++d) {
+        std::vector<uint64_t> features(200);
+        for (auto &f : features) f = rng();
+        add(2 * d, features);
+        if (d % 2 == 0) {  // a copy with 5 of 200 features replaced: Jaccard 195/205 = 0.95
+            for (int k = 0; k < 5; ++k) features[k] = rng();
+            add(2 * d + 1, features);
+            planted.emplace(2 * d, 2 * d + 1);
+        }
+    }
+    const size_t n = ids.size();
+    const double threshold = 0.8;
+    std::vector<JaccardPair> out;
+    RunControl control;
+    control.context = &out;
+    ASSERT_EQ(minhash_pairs(ids.data(), signatures.data(), n, slots, threshold, lsh_parameters(threshold, slots),
+                            collect_jaccard, control),
+              RunStatus::done);
+    std::set<std::pair<int64_t, int64_t>> found;
+    for (const auto &p : out) {
+        EXPECT_LT(p.a, p.b);
+        EXPECT_GE(p.jaccard, threshold);
+        EXPECT_TRUE(found.emplace(p.a, p.b).second) << "pair reported twice";
+    }
+    size_t recalled = 0;
+    for (const auto &p : planted) recalled += found.count(p);
+    EXPECT_GE(recalled, planted.size() * 99 / 100);
+    // Nothing unverified: every reported pair has a brute-force estimate >= threshold.
+    for (const auto &p : out) {
+        const size_t i = std::find(ids.begin(), ids.end(), p.a) - ids.begin();
+        const size_t j = std::find(ids.begin(), ids.end(), p.b) - ids.begin();
+        EXPECT_DOUBLE_EQ(p.jaccard, minhash_jaccard(&signatures[i * slots], &signatures[j * slots], slots));
+    }
+    // One band at a time over two partitions by band hash: the same pairs, each once.
+    const auto parameters = lsh_parameters(threshold, slots);
+    std::vector<JaccardPair> banded;
+    RunControl banded_control;
+    banded_control.context = &banded;
+    for (int band = 0; band < parameters.bands; ++band) {
+        for (uint64_t part = 0; part < 2; ++part) {
+            std::vector<int64_t> part_ids;
+            std::vector<uint32_t> part_signatures;
+            for (size_t i = 0; i < n; ++i) {
+                if ((minhash_band_hash(&signatures[i * slots], band, parameters.rows) >> 63) != part) continue;
+                part_ids.push_back(ids[i]);
+                part_signatures.insert(part_signatures.end(), &signatures[i * slots], &signatures[(i + 1) * slots]);
+            }
+            ASSERT_EQ(minhash_pairs(part_ids.data(), part_signatures.data(), part_ids.size(), slots, threshold,
+                                    parameters, collect_jaccard, banded_control, band, 1),
+                      RunStatus::done);
+        }
+    }
+    auto key = [](const JaccardPair &p) { return std::make_pair(p.a, p.b); };
+    std::vector<std::pair<int64_t, int64_t>> all_pairs, banded_pairs;
+    for (const auto &p : out) all_pairs.push_back(key(p));
+    for (const auto &p : banded) banded_pairs.push_back(key(p));
+    std::sort(all_pairs.begin(), all_pairs.end());
+    std::sort(banded_pairs.begin(), banded_pairs.end());
+    EXPECT_EQ(banded_pairs, all_pairs);
+    EXPECT_THROW(minhash_pairs(ids.data(), signatures.data(), n, slots, threshold, LshParameters{20, 7}, collect_jaccard,
+                               control),
+                 std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace simhash
