@@ -1,0 +1,223 @@
+// ambuild / ambuildempty, and the writer of sorted tables shared with merges.
+//
+// The entries are collected in memory (14 bytes each), then for every table counting-sorted by the
+// directory prefix of that table's block (one O(n) pass; buckets are then sorted by the full block
+// when the block is longer than the prefix) and copied page by page. A build writes through shared
+// buffers without WAL and logs the whole relation with log_newpage_range at the end; a merge writes
+// each new page through Generic WAL (full image).
+#include <algorithm>
+
+#include "am/simhash_am.h"
+
+extern "C" {
+#include "access/tableam.h"
+#include "access/xloginsert.h"
+#include "catalog/index.h"
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/smgr.h"
+#include "utils/memutils.h"
+}
+
+void simhash_array_push(SimhashEntryArray *a, int64 fp, ItemPointer tid) {
+    if (a->n == a->capacity) {
+        const Size capacity = a->capacity ? a->capacity * 2 : 1024;
+        a->items = static_cast<SimhashEntry *>(
+            a->items ? repalloc_huge(a->items, capacity * sizeof(SimhashEntry))
+                     : MemoryContextAllocHuge(CurrentMemoryContext, capacity * sizeof(SimhashEntry)));
+        a->capacity = capacity;
+    }
+    a->items[a->n].fp = fp;
+    a->items[a->n].tid = *tid;
+    a->n++;
+}
+
+namespace {
+
+// One page being filled in a local image while its buffer stays exclusively locked.
+struct PageWriter {
+    Relation index;
+    bool logged;
+    bool use_fsm;
+    Buffer buffer;
+    PGAlignedBlock image;
+};
+
+void writer_flush(PageWriter *w, BlockNumber next) {
+    Page image = w->image.data;
+    SimhashPageGetOpaque(image)->next = next;
+    if (w->logged) {
+        GenericXLogState *state = GenericXLogStart(w->index);
+        Page page = GenericXLogRegisterBuffer(state, w->buffer, GENERIC_XLOG_FULL_IMAGE);
+        memcpy(page, image, BLCKSZ);
+        GenericXLogFinish(state);
+    } else {
+        memcpy(BufferGetPage(w->buffer), image, BLCKSZ);
+        MarkBufferDirty(w->buffer);
+    }
+    UnlockReleaseBuffer(w->buffer);
+    w->buffer = InvalidBuffer;
+}
+
+// Starts a new page; the previous one (if any) is chained to it when `chain`.
+BlockNumber writer_start(PageWriter *w, uint16 flags, bool chain) {
+    Buffer buffer = simhash_new_buffer(w->index, w->use_fsm);
+    const BlockNumber blkno = BufferGetBlockNumber(buffer);
+    if (BufferIsValid(w->buffer)) writer_flush(w, chain ? blkno : InvalidBlockNumber);
+    w->buffer = buffer;
+    simhash_init_page(w->image.data, flags);
+    return blkno;
+}
+
+void set_lower(Page page, Size bytes) {
+    reinterpret_cast<PageHeader>(page)->pd_lower = static_cast<LocationIndex>(MAXALIGN(SizeOfPageHeaderData) + bytes);
+}
+
+struct BlockLess {
+    const SimhashGeometry *g;
+    int t;
+    bool operator()(const SimhashEntry &a, const SimhashEntry &b) const {
+        return simhash_block(a.fp, g, t) < simhash_block(b.fp, g, t);
+    }
+};
+
+// Sorts `in` by block t into `out`: counting sort on the prefix, then each bucket by the block.
+void sort_by_block(const SimhashEntry *in, SimhashEntry *out, Size n, const SimhashGeometry *g, int t,
+                   Size *start /* 2^dirbits + 1 */) {
+    const Size nbuckets = Size{1} << g->dirbits;
+    memset(start, 0, (nbuckets + 1) * sizeof(Size));
+    for (Size i = 0; i < n; ++i) start[simhash_prefix(simhash_block(in[i].fp, g, t), g, t) + 1]++;
+    for (Size b = 0; b < nbuckets; ++b) start[b + 1] += start[b];
+    for (Size i = 0; i < n; ++i) out[start[simhash_prefix(simhash_block(in[i].fp, g, t), g, t)]++] = in[i];
+    // start[b] is now the end of bucket b.
+    if (g->len[t] > g->dirbits) {
+        Size begin = 0;
+        for (Size b = 0; b < nbuckets; ++b) {
+            if (start[b] - begin > 1) std::sort(out + begin, out + start[b], BlockLess{g, t});
+            begin = start[b];
+        }
+    }
+}
+
+}  // namespace
+
+void simhash_write_tables(Relation index, SimhashEntryArray *entries, SimhashMetaData *meta, bool logged,
+                          bool progress) {
+    const int ntables = meta->ntables;
+    const Size n = entries->n;
+    for (int t = 0; t < SIMHASH_MAX_TABLES; ++t) {
+        meta->tables[t].first = InvalidBlockNumber;
+        meta->tables[t].npages = 0;
+        meta->tables[t].ndirpages = 0;
+    }
+    meta->nentries = n;
+    meta->dirbits = 0;
+    if (n == 0) return;
+
+    SimhashGeometry g;
+    simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &g);
+    meta->dirbits = static_cast<uint16>(g.dirbits);
+    const Size nprefixes = Size{1} << g.dirbits;
+    SimhashEntry *sorted = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
+    Size *buckets = static_cast<Size *>(palloc((nprefixes + 1) * sizeof(Size)));
+    BlockNumber *dir = static_cast<BlockNumber *>(palloc(nprefixes * sizeof(BlockNumber)));
+    PageWriter *w = static_cast<PageWriter *>(palloc(sizeof(PageWriter)));
+    w->index = index;
+    w->logged = logged;
+    w->use_fsm = logged;
+    w->buffer = InvalidBuffer;
+    if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, static_cast<int64>(n) * ntables);
+
+    for (int t = 0; t < ntables; ++t) {
+        CHECK_FOR_INTERRUPTS();
+        sort_by_block(entries->items, sorted, n, &g, t, buckets);
+        SimhashTable *table = &meta->tables[t];
+        Size next_prefix = 0;
+        BlockNumber current = InvalidBlockNumber;
+        for (Size pos = 0; pos < n; pos += SIMHASH_ENTRIES_PER_PAGE) {
+            const Size count = Min(static_cast<Size>(SIMHASH_ENTRIES_PER_PAGE), n - pos);
+            current = writer_start(w, SIMHASH_DATA, pos > 0);
+            if (pos == 0) table->first = current;
+            table->npages++;
+            Page image = w->image.data;
+            memcpy(SimhashPageGetEntries(image), sorted + pos, count * sizeof(SimhashEntry));
+            SimhashPageGetOpaque(image)->nentries = static_cast<uint16>(count);
+            set_lower(image, count * sizeof(SimhashEntry));
+            for (Size i = pos; i < pos + count; ++i) {
+                const Size prefix = simhash_prefix(simhash_block(sorted[i].fp, &g, t), &g, t);
+                while (next_prefix <= prefix) dir[next_prefix++] = current;
+            }
+            if (progress && (table->npages % 64) == 0)
+                pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>(t * n + pos + count));
+        }
+        while (next_prefix < nprefixes) dir[next_prefix++] = InvalidBlockNumber;
+        for (Size first = 0; first < nprefixes; first += SIMHASH_DIR_PER_PAGE) {
+            const Size count = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), nprefixes - first);
+            table->dir[table->ndirpages++] = writer_start(w, SIMHASH_DIR, false);
+            Page image = w->image.data;
+            memcpy(SimhashPageGetDir(image), dir + first, count * sizeof(BlockNumber));
+            SimhashPageGetOpaque(image)->nentries = static_cast<uint16>(count);
+            set_lower(image, count * sizeof(BlockNumber));
+        }
+        writer_flush(w, InvalidBlockNumber);
+        if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>((t + 1) * n));
+    }
+    pfree(w);
+    pfree(dir);
+    pfree(buckets);
+    pfree(sorted);
+}
+
+namespace {
+
+void build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive, void *state) {
+    if (isnull[0]) return;  // NULL fingerprints are not indexed: no query ball contains them
+    simhash_array_push(static_cast<SimhashEntryArray *>(state), DatumGetInt64(values[0]), tid);
+}
+
+}  // namespace
+
+IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *indexInfo) {
+    if (RelationGetNumberOfBlocks(index) != 0)
+        elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+    MemoryContext build_context = AllocSetContextCreate(CurrentMemoryContext, "simhash build", ALLOCSET_DEFAULT_SIZES);
+    MemoryContext old_context = MemoryContextSwitchTo(build_context);
+
+    pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_LOAD);
+    SimhashEntryArray *entries = static_cast<SimhashEntryArray *>(palloc0(sizeof(SimhashEntryArray)));
+    const double reltuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback, entries, nullptr);
+    if (static_cast<double>(entries->n) * 2 * sizeof(SimhashEntry) > maintenance_work_mem * 1024.0)
+        ereport(DEBUG1, (errmsg("simhash build of \"%s\" uses %.0f kB, above maintenance_work_mem",
+                                RelationGetRelationName(index),
+                                static_cast<double>(entries->n) * 2 * sizeof(SimhashEntry) / 1024.0)));
+
+    pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
+    Buffer meta_buffer = simhash_new_buffer(index, false);
+    Assert(BufferGetBlockNumber(meta_buffer) == SIMHASH_METAPAGE_BLKNO);
+    PGAlignedBlock *meta_image = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
+    simhash_fill_metapage(meta_image->data, simhash_ntables(index));
+    simhash_write_tables(index, entries, SimhashPageGetMeta(meta_image->data), false, true);
+    memcpy(BufferGetPage(meta_buffer), meta_image->data, BLCKSZ);
+    MarkBufferDirty(meta_buffer);
+    UnlockReleaseBuffer(meta_buffer);
+    if (RelationNeedsWAL(index))
+        log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+
+    IndexBuildResult *result = static_cast<IndexBuildResult *>(MemoryContextAlloc(old_context, sizeof(IndexBuildResult)));
+    result->heap_tuples = reltuples;
+    result->index_tuples = static_cast<double>(entries->n);
+    MemoryContextSwitchTo(old_context);
+    MemoryContextDelete(build_context);
+    return result;
+}
+
+void simhash_ambuildempty(Relation index) {
+    PGAlignedBlock *image = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
+    simhash_fill_metapage(image->data, simhash_ntables(index));
+    PageSetChecksumInplace(image->data, SIMHASH_METAPAGE_BLKNO);
+    smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);
+    log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);
+    smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+    pfree(image);
+}
