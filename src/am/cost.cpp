@@ -76,7 +76,7 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
         simhash_geometry(meta.ntables, meta.dirbits, &g);
         const int rb = Min(radius, 64) / meta.ntables;
         for (int t = 0; t < meta.ntables; ++t) probes += simhash_probe_count(g.len[t], rb);
-        if (radius >= 64 || probes > 2.0 * meta.tables[0].npages + 64) {
+        if (simhash_full_scan(&meta, radius, probes)) {
             pages += meta.tables[0].npages;
             tuples += n;
         } else {

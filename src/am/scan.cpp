@@ -199,7 +199,7 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
             total += simhash_probe_count(q->g.len[t], q->rb);
         }
-        if (q->radius[primary] >= 64 || total > 2.0 * meta->tables[0].npages + 64)
+        if (simhash_full_scan(meta, q->radius[primary], total))
             scan_chain(index, q, meta->tables[0].first, SIMHASH_DATA);
         else
             probe_tables(index, q, meta, static_cast<Size>(total));

@@ -33,6 +33,8 @@ char *simhash_ambuildphasename(int64 phasenum) {
 
 }  // namespace
 
+int simhash_max_probes = -1;
+
 extern "C" {
 void _PG_init(void);
 }
@@ -47,6 +49,11 @@ void _PG_init(void) {
                       SIMHASH_DEFAULT_PENDING_LIMIT, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
     simhash_relopt_table[0] = {"tables", RELOPT_TYPE_INT, offsetof(SimhashOptions, tables)};
     simhash_relopt_table[1] = {"pending_limit", RELOPT_TYPE_INT, offsetof(SimhashOptions, pending_limit)};
+    DefineCustomIntVariable("simhash.max_probes",
+                            "Probes per scan above which a simhash index scan reads one table in full; -1 = automatic",
+                            "Automatic: twice the pages of one table plus 64. Meant for testing and tuning.",
+                            &simhash_max_probes, -1, -1, INT_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    MarkGUCPrefixReserved("simhash");
 }
 
 SIMHASH_FUNCTION(simhash_handler) {
@@ -210,6 +217,12 @@ Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags
     Page page = BufferGetPage(*buffer);
     simhash_check_page(index, page, blkno, flags);
     return page;
+}
+
+bool simhash_full_scan(const SimhashMetaData *meta, int radius, double probes) {
+    if (radius >= 64) return true;
+    const double limit = simhash_max_probes >= 0 ? simhash_max_probes : 2.0 * meta->tables[0].npages + 64;
+    return probes > limit;
 }
 
 double simhash_probe_count(int len, int radius) {

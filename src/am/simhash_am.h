@@ -171,6 +171,10 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
 
 // cost.cpp / scan.cpp shared: number of block values within `radius` bits in a `len`-bit block
 double simhash_probe_count(int len, int radius);
+// Whether a scan of `radius` with `probes` probes in all reads table 0 in full instead: when the
+// probes would touch more pages than the table has (or simhash.max_probes when set, for tests).
+bool simhash_full_scan(const SimhashMetaData *meta, int radius, double probes);
+extern int simhash_max_probes;
 
 // AM callbacks
 extern "C" {

@@ -11,6 +11,7 @@ extern "C" {
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "miscadmin.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 }
 
@@ -154,7 +155,7 @@ SIMHASH_FUNCTION(simhash_index_check) {
     const Oid indexoid = PG_GETARG_OID(0);
     const Oid heapoid = IndexGetRelation(indexoid, true);
     if (!OidIsValid(heapoid))
-        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%u\" is not an index", indexoid)));
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
     Relation heap = table_open(heapoid, ShareLock);
     Relation index = index_open(indexoid, AccessShareLock);
     if (index->rd_indam->ambuild != simhash_ambuild)
