@@ -1,8 +1,10 @@
 // ambuild / ambuildempty, and the writer of sorted tables shared with merges.
 //
-// The entries are collected in memory (14 bytes each), then for every table counting-sorted by the
-// directory prefix of that table's block (one O(n) pass; buckets are then sorted by the full block
-// when the block is longer than the prefix) and copied page by page. A build writes through shared
+// While they fit in maintenance_work_mem (28 bytes per entry), the entries are collected in memory
+// and for every table counting-sorted by the directory prefix of that table's block (one O(n) pass;
+// buckets are then sorted by the full block when the block is longer than the prefix). Beyond the
+// budget they go to one tuplesort per table (key: the fingerprint rotated so that the table's
+// block is on top), which spills to disk. Pages are filled in table order. A build writes through shared
 // buffers without WAL and logs the whole relation with log_newpage_range at the end; a merge writes
 // each new page through Generic WAL (full image).
 #include <algorithm>
@@ -11,6 +13,10 @@
 
 extern "C" {
 #include "access/tableam.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "utils/tuplesort.h"
 #include "access/xloginsert.h"
 #include "catalog/index.h"
 #include "commands/progress.h"
@@ -102,10 +108,110 @@ void sort_by_block(const SimhashEntry *in, SimhashEntry *out, Size n, const Simh
 
 }  // namespace
 
-void simhash_write_tables(Relation index, SimhashEntryArray *entries, SimhashMetaData *meta, bool logged,
-                          bool progress) {
+// ---- Sorter ------------------------------------------------------------------------------------
+
+struct SimhashSorter {
+    int ntables;
+    double budget_bytes;
+    Size n;
+    SimhashEntryArray array;                         // in-memory mode
+    Tuplesortstate *sorts[SIMHASH_MAX_TABLES];       // spilled mode: (key, tid) per table
+    TupleDesc desc;
+    TupleTableSlot *slot;
+    SimhashGeometry g;                               // block shifts (dirbits unused)
+};
+
+namespace {
+
+constexpr uint64 kSignBit = UINT64CONST(0x8000000000000000);
+
+// Sort key of table t: the fingerprint rotated so that block t is on top, sign-flipped so that the
+// signed int8 order is the unsigned order.
+inline int64 table_key(int64 fp, int shift) {
+    const uint64 x = static_cast<uint64>(fp);
+    const uint64 rotated = shift ? (x << shift) | (x >> (64 - shift)) : x;
+    return static_cast<int64>(rotated ^ kSignBit);
+}
+inline int64 key_fp(int64 key, int shift) {
+    const uint64 rotated = static_cast<uint64>(key) ^ kSignBit;
+    return static_cast<int64>(shift ? (rotated >> shift) | (rotated << (64 - shift)) : rotated);
+}
+inline int64 pack_tid(const ItemPointerData *tid) {
+    return (static_cast<int64>(ItemPointerGetBlockNumberNoCheck(tid)) << 16) | ItemPointerGetOffsetNumberNoCheck(tid);
+}
+
+void sorter_put(SimhashSorter *s, int64 fp, const ItemPointerData *tid) {
+    for (int t = 0; t < s->ntables; ++t) {
+        ExecClearTuple(s->slot);
+        s->slot->tts_values[0] = Int64GetDatum(table_key(fp, s->g.shift[t]));
+        s->slot->tts_values[1] = Int64GetDatum(pack_tid(tid));
+        s->slot->tts_isnull[0] = s->slot->tts_isnull[1] = false;
+        ExecStoreVirtualTuple(s->slot);
+        tuplesort_puttupleslot(s->sorts[t], s->slot);
+    }
+}
+
+void sorter_spill(SimhashSorter *s) {
+    s->desc = CreateTemplateTupleDesc(2);
+    TupleDescInitEntry(s->desc, 1, "key", INT8OID, -1, 0);
+    TupleDescInitEntry(s->desc, 2, "tid", INT8OID, -1, 0);
+    s->slot = MakeSingleTupleTableSlot(s->desc, &TTSOpsMinimalTuple);
+    AttrNumber column = 1;
+    Oid less = Int8LessOperator;
+    Oid collation = InvalidOid;
+    bool nulls_first = false;
+    const int work_mem_kb = Max(64, static_cast<int>(s->budget_bytes / 1024 / s->ntables));
+    for (int t = 0; t < s->ntables; ++t)
+        s->sorts[t] = tuplesort_begin_heap(s->desc, 1, &column, &less, &collation, &nulls_first, work_mem_kb, nullptr,
+                                           TUPLESORT_NONE);
+    for (Size i = 0; i < s->array.n; ++i) sorter_put(s, s->array.items[i].fp, &s->array.items[i].tid);
+    pfree(s->array.items);
+    s->array.items = nullptr;
+    s->array.n = s->array.capacity = 0;
+}
+
+}  // namespace
+
+SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb) {
+    SimhashSorter *s = static_cast<SimhashSorter *>(palloc0(sizeof(SimhashSorter)));
+    s->ntables = ntables;
+    s->budget_bytes = budget_kb * 1024.0;
+    simhash_geometry(ntables, 0, &s->g);
+    return s;
+}
+
+void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid) {
+    s->n++;
+    if (s->sorts[0]) {
+        sorter_put(s, fp, tid);
+        return;
+    }
+    // In memory: the entries plus the sorted copy of one table, 28 bytes per entry.
+    if (static_cast<double>(s->n) * 2 * sizeof(SimhashEntry) > s->budget_bytes) {
+        sorter_spill(s);
+        sorter_put(s, fp, tid);
+        return;
+    }
+    simhash_array_push(&s->array, fp, tid);
+}
+
+Size simhash_sorter_count(const SimhashSorter *s) { return s->n; }
+bool simhash_sorter_spilled(const SimhashSorter *s) { return s->sorts[0] != nullptr; }
+
+void simhash_sorter_end(SimhashSorter *s) {
+    for (int t = 0; t < s->ntables; ++t)
+        if (s->sorts[t]) tuplesort_end(s->sorts[t]);
+    if (s->slot) ExecDropSingleTupleTableSlot(s->slot);
+    if (s->array.items) pfree(s->array.items);
+    pfree(s);
+}
+
+// ---- Writer ------------------------------------------------------------------------------------
+
+void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *meta, bool logged, bool progress) {
     const int ntables = meta->ntables;
-    const Size n = entries->n;
+    const Size n = s->n;
+    Assert(ntables == s->ntables);
     for (int t = 0; t < SIMHASH_MAX_TABLES; ++t) {
         meta->tables[t].first = InvalidBlockNumber;
         meta->tables[t].npages = 0;
@@ -119,7 +225,9 @@ void simhash_write_tables(Relation index, SimhashEntryArray *entries, SimhashMet
     simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &g);
     meta->dirbits = static_cast<uint16>(g.dirbits);
     const Size nprefixes = Size{1} << g.dirbits;
-    SimhashEntry *sorted = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
+    const bool spilled = simhash_sorter_spilled(s);
+    SimhashEntry *sorted = spilled ? nullptr
+                                   : static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
     Size *buckets = static_cast<Size *>(palloc((nprefixes + 1) * sizeof(Size)));
     BlockNumber *dir = static_cast<BlockNumber *>(palloc(nprefixes * sizeof(BlockNumber)));
     PageWriter *w = static_cast<PageWriter *>(palloc(sizeof(PageWriter)));
@@ -131,26 +239,46 @@ void simhash_write_tables(Relation index, SimhashEntryArray *entries, SimhashMet
 
     for (int t = 0; t < ntables; ++t) {
         CHECK_FOR_INTERRUPTS();
-        sort_by_block(entries->items, sorted, n, &g, t, buckets);
+        if (spilled)
+            tuplesort_performsort(s->sorts[t]);
+        else
+            sort_by_block(s->array.items, sorted, n, &g, t, buckets);
         SimhashTable *table = &meta->tables[t];
         Size next_prefix = 0;
         BlockNumber current = InvalidBlockNumber;
-        for (Size pos = 0; pos < n; pos += SIMHASH_ENTRIES_PER_PAGE) {
-            const Size count = Min(static_cast<Size>(SIMHASH_ENTRIES_PER_PAGE), n - pos);
-            current = writer_start(w, SIMHASH_DATA, pos > 0);
-            if (pos == 0) table->first = current;
-            table->npages++;
-            Page image = w->image.data;
-            memcpy(SimhashPageGetEntries(image), sorted + pos, count * sizeof(SimhashEntry));
-            SimhashPageGetOpaque(image)->nentries = static_cast<uint16>(count);
-            set_lower(image, count * sizeof(SimhashEntry));
-            for (Size i = pos; i < pos + count; ++i) {
-                const Size prefix = simhash_prefix(simhash_block(sorted[i].fp, &g, t), &g, t);
-                while (next_prefix <= prefix) dir[next_prefix++] = current;
+        SimhashEntry *slots = nullptr;
+        int used = SIMHASH_ENTRIES_PER_PAGE;  // no page yet
+        for (Size pos = 0; pos < n; ++pos) {
+            SimhashEntry entry;
+            if (spilled) {
+                if (!tuplesort_gettupleslot(s->sorts[t], true, false, s->slot, nullptr))
+                    elog(ERROR, "simhash build: tuplesort ended early");
+                bool isnull;
+                entry.fp = key_fp(DatumGetInt64(slot_getattr(s->slot, 1, &isnull)), g.shift[t]);
+                const int64 packed = DatumGetInt64(slot_getattr(s->slot, 2, &isnull));
+                ItemPointerSet(&entry.tid, static_cast<BlockNumber>(packed >> 16), static_cast<OffsetNumber>(packed & 0xFFFF));
+            } else {
+                entry = sorted[pos];
             }
-            if (progress && (table->npages % 64) == 0)
-                pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>(t * n + pos + count));
+            if (used == static_cast<int>(SIMHASH_ENTRIES_PER_PAGE)) {
+                if (slots) {
+                    SimhashPageGetOpaque(w->image.data)->nentries = static_cast<uint16>(used);
+                    set_lower(w->image.data, used * sizeof(SimhashEntry));
+                }
+                current = writer_start(w, SIMHASH_DATA, pos > 0);
+                if (pos == 0) table->first = current;
+                table->npages++;
+                slots = SimhashPageGetEntries(w->image.data);
+                used = 0;
+                if (progress && (table->npages % 256) == 0)
+                    pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>(t * n + pos));
+            }
+            slots[used++] = entry;
+            const Size prefix = simhash_prefix(simhash_block(entry.fp, &g, t), &g, t);
+            while (next_prefix <= prefix) dir[next_prefix++] = current;
         }
+        SimhashPageGetOpaque(w->image.data)->nentries = static_cast<uint16>(used);
+        set_lower(w->image.data, used * sizeof(SimhashEntry));
         while (next_prefix < nprefixes) dir[next_prefix++] = InvalidBlockNumber;
         for (Size first = 0; first < nprefixes; first += SIMHASH_DIR_PER_PAGE) {
             const Size count = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), nprefixes - first);
@@ -166,14 +294,14 @@ void simhash_write_tables(Relation index, SimhashEntryArray *entries, SimhashMet
     pfree(w);
     pfree(dir);
     pfree(buckets);
-    pfree(sorted);
+    if (sorted) pfree(sorted);
 }
 
 namespace {
 
 void build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive, void *state) {
     if (isnull[0]) return;  // NULL fingerprints are not indexed: no query ball contains them
-    simhash_array_push(static_cast<SimhashEntryArray *>(state), DatumGetInt64(values[0]), tid);
+    simhash_sorter_add(static_cast<SimhashSorter *>(state), DatumGetInt64(values[0]), tid);
 }
 
 }  // namespace
@@ -185,13 +313,8 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
     MemoryContext old_context = MemoryContextSwitchTo(build_context);
 
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_LOAD);
-    SimhashEntryArray *entries = static_cast<SimhashEntryArray *>(palloc0(sizeof(SimhashEntryArray)));
+    SimhashSorter *entries = simhash_sorter_begin(simhash_ntables(index), maintenance_work_mem);
     const double reltuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback, entries, nullptr);
-    if (static_cast<double>(entries->n) * 2 * sizeof(SimhashEntry) > maintenance_work_mem * 1024.0)
-        ereport(DEBUG1, (errmsg("simhash build of \"%s\" uses %.0f kB, above maintenance_work_mem",
-                                RelationGetRelationName(index),
-                                static_cast<double>(entries->n) * 2 * sizeof(SimhashEntry) / 1024.0)));
-
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
     Buffer meta_buffer = simhash_new_buffer(index, false);
     Assert(BufferGetBlockNumber(meta_buffer) == SIMHASH_METAPAGE_BLKNO);
@@ -206,7 +329,8 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
 
     IndexBuildResult *result = static_cast<IndexBuildResult *>(MemoryContextAlloc(old_context, sizeof(IndexBuildResult)));
     result->heap_tuples = reltuples;
-    result->index_tuples = static_cast<double>(entries->n);
+    result->index_tuples = static_cast<double>(simhash_sorter_count(entries));
+    simhash_sorter_end(entries);
     MemoryContextSwitchTo(old_context);
     MemoryContextDelete(build_context);
     return result;

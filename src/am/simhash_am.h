@@ -145,18 +145,26 @@ Buffer simhash_new_buffer(Relation index, bool use_fsm);
 // Reads and locks (`mode`) page `blkno`, checking its page ID and that it has one of `flags`.
 Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags, Buffer *buffer);
 
-// build.cpp: writing sorted tables (shared by ambuild and merges)
+// build.cpp: collecting entries and writing sorted tables (shared by ambuild and merges)
 struct SimhashEntryArray {
     SimhashEntry *items;  // palloc'd (huge)
     Size n;
     Size capacity;
 };
 void simhash_array_push(SimhashEntryArray *a, int64 fp, ItemPointer tid);
-// Writes the sorted tables for `entries` into new pages and fills the table descriptors and
-// dirbits of `meta`. `logged` = write through Generic WAL (merges); otherwise the caller logs the
-// whole relation afterwards (build). `progress` reports PROGRESS_CREATE_IDX_TUPLES_*.
-void simhash_write_tables(Relation index, SimhashEntryArray *entries, SimhashMetaData *meta, bool logged,
-                          bool progress);
+// Collects entries within a memory budget: in memory (14 bytes each, sorted by a counting sort per
+// table) while 28 bytes per entry fit the budget, else one tuplesort per table (spills to disk).
+struct SimhashSorter;
+SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb);
+void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid);
+Size simhash_sorter_count(const SimhashSorter *s);
+bool simhash_sorter_spilled(const SimhashSorter *s);
+void simhash_sorter_end(SimhashSorter *s);
+// Writes the sorted tables for the sorter's entries into new pages and fills the table descriptors
+// and dirbits of `meta`. `logged` = write through Generic WAL and reuse FSM pages (merges);
+// otherwise the caller logs the whole relation afterwards (build). `progress` reports
+// PROGRESS_CREATEIDX_TUPLES_*.
+void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *meta, bool logged, bool progress);
 
 // vacuum.cpp
 // Rebuilds the tables from the current tables and pending list minus the TIDs `callback` reports

@@ -38,7 +38,7 @@ void block_list_push(BlockList *list, BlockNumber blkno) {
 }
 
 // Walks a chain, recording its pages; with `entries`, also collects its live entries.
-void read_chain(Relation index, BlockNumber blkno, uint16 flags, BlockList *pages, SimhashEntryArray *entries,
+void read_chain(Relation index, BlockNumber blkno, uint16 flags, BlockList *pages, SimhashSorter *entries,
                 IndexBulkDeleteCallback callback, void *callback_state, double *removed) {
     while (blkno != InvalidBlockNumber) {
         vacuum_delay_point();
@@ -53,7 +53,7 @@ void read_chain(Relation index, BlockNumber blkno, uint16 flags, BlockList *page
                 if (callback && callback(&tid, callback_state))
                     *removed += 1;
                 else
-                    simhash_array_push(entries, items[i].fp, &tid);
+                    simhash_sorter_add(entries, items[i].fp, &tid);
             }
         }
         blkno = SimhashPageGetOpaque(page)->next;
@@ -129,13 +129,13 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
     MemoryContext old_context = MemoryContextSwitchTo(merge_context);
 
     // 2. Collect the live entries and the pages to free.
-    SimhashEntryArray *entries = static_cast<SimhashEntryArray *>(palloc0(sizeof(SimhashEntryArray)));
+    SimhashSorter *entries = simhash_sorter_begin(old->ntables, maintenance_work_mem);
     BlockList *pages = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
     double removed = 0;
     read_chain(index, old->tables[0].first, SIMHASH_DATA, pages, entries, callback, callback_state, &removed);
     read_chain(index, old->merge_head, SIMHASH_PENDING, pages, entries, callback, callback_state, &removed);
     result->removed = removed;
-    result->remaining = static_cast<double>(entries->n);
+    result->remaining = static_cast<double>(simhash_sorter_count(entries));
 
     if (removed > 0 || old->merge_head != InvalidBlockNumber) {
         for (int t = 1; t < old->ntables; ++t)
@@ -165,6 +165,7 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
         result->freed = static_cast<BlockNumber>(pages->n);
         IndexFreeSpaceMapVacuum(index);
     }
+    simhash_sorter_end(entries);
     ReleaseBuffer(meta_buffer);
     MemoryContextSwitchTo(old_context);
     MemoryContextDelete(merge_context);
