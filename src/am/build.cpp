@@ -1,12 +1,13 @@
 // ambuild / ambuildempty, and the writer of sorted tables shared with merges.
+// A build writes its pages straight to the relation file and WAL-logs them as full pages
+// (log_newpages, the per-batch form of log_newpage_range); a merge writes each new page through
+// Generic WAL (full image).
 //
 // While they fit in maintenance_work_mem (28 bytes per entry), the entries are collected in memory
 // and for every table counting-sorted by the directory prefix of that table's block (one O(n) pass;
 // buckets are then sorted by the full block when the block is longer than the prefix). Beyond the
 // budget they go to one tuplesort per table (key: the fingerprint rotated so that the table's
-// block is on top), which spills to disk. Pages are filled in table order. A build writes through shared
-// buffers without WAL and logs the whole relation with log_newpage_range at the end; a merge writes
-// each new page through Generic WAL (full image).
+// block is on top), which spills to disk. Pages are filled in table order.
 #include <algorithm>
 
 #include "am/simhash_am.h"
@@ -41,16 +42,40 @@ void simhash_array_push(SimhashEntryArray *a, int64 fp, ItemPointer tid) {
 
 namespace {
 
-// One page being filled in a local image while its buffer stays exclusively locked.
+// One page being filled in a local image. Merges (`logged`) allocate pages from the FSM or by
+// extension and write each through Generic WAL (full image) while its buffer stays locked. Builds
+// number pages sequentially and write them straight to the relation file in batches, bypassing
+// shared buffers (as nbtsort does); a WAL-logged index logs each batch with log_newpages and is
+// fsynced at the end of the build.
+constexpr int kBatchPages = 32;
+
 struct PageWriter {
     Relation index;
     bool logged;
-    bool use_fsm;
-    Buffer buffer;
+    Buffer buffer;            // logged: the locked buffer of the current page
+    BlockNumber blkno;        // the current page
+    BlockNumber next_blkno;   // build: next page number
+    int nbatch;               // build: pages waiting in batch
+    BlockNumber batch_blknos[kBatchPages];
     PGAlignedBlock image;
+    PGAlignedBlock batch[kBatchPages];
 };
 
+void writer_write_batch(PageWriter *w) {
+    if (w->nbatch == 0) return;
+    Page pages[kBatchPages];
+    for (int i = 0; i < w->nbatch; ++i) pages[i] = w->batch[i].data;
+    if (RelationNeedsWAL(w->index))
+        log_newpages(&RelationGetSmgr(w->index)->smgr_rnode.node, MAIN_FORKNUM, w->nbatch, w->batch_blknos, pages, true);
+    for (int i = 0; i < w->nbatch; ++i) {
+        PageSetChecksumInplace(pages[i], w->batch_blknos[i]);
+        smgrextend(RelationGetSmgr(w->index), MAIN_FORKNUM, w->batch_blknos[i], pages[i], true);
+    }
+    w->nbatch = 0;
+}
+
 void writer_flush(PageWriter *w, BlockNumber next) {
+    if (w->blkno == InvalidBlockNumber) return;
     Page image = w->image.data;
     SimhashPageGetOpaque(image)->next = next;
     if (w->logged) {
@@ -58,20 +83,29 @@ void writer_flush(PageWriter *w, BlockNumber next) {
         Page page = GenericXLogRegisterBuffer(state, w->buffer, GENERIC_XLOG_FULL_IMAGE);
         memcpy(page, image, BLCKSZ);
         GenericXLogFinish(state);
+        UnlockReleaseBuffer(w->buffer);
+        w->buffer = InvalidBuffer;
     } else {
-        memcpy(BufferGetPage(w->buffer), image, BLCKSZ);
-        MarkBufferDirty(w->buffer);
+        memcpy(w->batch[w->nbatch].data, image, BLCKSZ);
+        w->batch_blknos[w->nbatch++] = w->blkno;
+        if (w->nbatch == kBatchPages) writer_write_batch(w);
     }
-    UnlockReleaseBuffer(w->buffer);
-    w->buffer = InvalidBuffer;
+    w->blkno = InvalidBlockNumber;
 }
 
 // Starts a new page; the previous one (if any) is chained to it when `chain`.
 BlockNumber writer_start(PageWriter *w, uint16 flags, bool chain) {
-    Buffer buffer = simhash_new_buffer(w->index, w->use_fsm);
-    const BlockNumber blkno = BufferGetBlockNumber(buffer);
-    if (BufferIsValid(w->buffer)) writer_flush(w, chain ? blkno : InvalidBlockNumber);
+    Buffer buffer = InvalidBuffer;
+    BlockNumber blkno;
+    if (w->logged) {
+        buffer = simhash_new_buffer(w->index, true);
+        blkno = BufferGetBlockNumber(buffer);
+    } else {
+        blkno = w->next_blkno++;
+    }
+    writer_flush(w, chain ? blkno : InvalidBlockNumber);
     w->buffer = buffer;
+    w->blkno = blkno;
     simhash_init_page(w->image.data, flags);
     return blkno;
 }
@@ -172,11 +206,17 @@ void sorter_spill(SimhashSorter *s) {
 
 }  // namespace
 
-SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb) {
+SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected) {
     SimhashSorter *s = static_cast<SimhashSorter *>(palloc0(sizeof(SimhashSorter)));
     s->ntables = ntables;
     s->budget_bytes = budget_kb * 1024.0;
     simhash_geometry(ntables, 0, &s->g);
+    const double capacity = expected * 1.05 + 1024;
+    if (expected > 0 && capacity * 2 * sizeof(SimhashEntry) <= s->budget_bytes) {
+        s->array.capacity = static_cast<Size>(capacity);
+        s->array.items = static_cast<SimhashEntry *>(
+            MemoryContextAllocHuge(CurrentMemoryContext, s->array.capacity * sizeof(SimhashEntry)));
+    }
     return s;
 }
 
@@ -233,8 +273,10 @@ void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *met
     PageWriter *w = static_cast<PageWriter *>(palloc(sizeof(PageWriter)));
     w->index = index;
     w->logged = logged;
-    w->use_fsm = logged;
     w->buffer = InvalidBuffer;
+    w->blkno = InvalidBlockNumber;
+    w->next_blkno = logged ? InvalidBlockNumber : smgrnblocks(RelationGetSmgr(index), MAIN_FORKNUM);
+    w->nbatch = 0;
     if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, static_cast<int64>(n) * ntables);
 
     for (int t = 0; t < ntables; ++t) {
@@ -289,6 +331,7 @@ void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *met
             set_lower(image, count * sizeof(BlockNumber));
         }
         writer_flush(w, InvalidBlockNumber);
+        if (!logged) writer_write_batch(w);
         if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>((t + 1) * n));
     }
     pfree(w);
@@ -313,19 +356,20 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
     MemoryContext old_context = MemoryContextSwitchTo(build_context);
 
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_LOAD);
-    SimhashSorter *entries = simhash_sorter_begin(simhash_ntables(index), maintenance_work_mem);
+    SimhashSorter *entries = simhash_sorter_begin(simhash_ntables(index), maintenance_work_mem, heap->rd_rel->reltuples);
     const double reltuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback, entries, nullptr);
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-    Buffer meta_buffer = simhash_new_buffer(index, false);
-    Assert(BufferGetBlockNumber(meta_buffer) == SIMHASH_METAPAGE_BLKNO);
+    // The metapage goes first (as a placeholder), the tables after it, the final metapage last.
     PGAlignedBlock *meta_image = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
     simhash_fill_metapage(meta_image->data, simhash_ntables(index));
+    smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
     simhash_write_tables(index, entries, SimhashPageGetMeta(meta_image->data), false, true);
-    memcpy(BufferGetPage(meta_buffer), meta_image->data, BLCKSZ);
-    MarkBufferDirty(meta_buffer);
-    UnlockReleaseBuffer(meta_buffer);
     if (RelationNeedsWAL(index))
-        log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
+        log_newpage(&RelationGetSmgr(index)->smgr_rnode.node, MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
+    PageSetChecksumInplace(meta_image->data, SIMHASH_METAPAGE_BLKNO);
+    smgrwrite(RelationGetSmgr(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
+    // Written around shared buffers: a checkpoint would not flush them, so sync before commit.
+    if (RelationNeedsWAL(index)) smgrimmedsync(RelationGetSmgr(index), MAIN_FORKNUM);
 
     IndexBuildResult *result = static_cast<IndexBuildResult *>(MemoryContextAlloc(old_context, sizeof(IndexBuildResult)));
     result->heap_tuples = reltuples;

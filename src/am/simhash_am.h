@@ -155,14 +155,15 @@ void simhash_array_push(SimhashEntryArray *a, int64 fp, ItemPointer tid);
 // Collects entries within a memory budget: in memory (14 bytes each, sorted by a counting sort per
 // table) while 28 bytes per entry fit the budget, else one tuplesort per table (spills to disk).
 struct SimhashSorter;
-SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb);
+// `expected` (entries, or <= 0 if unknown) sizes the in-memory array up front.
+SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected);
 void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid);
 Size simhash_sorter_count(const SimhashSorter *s);
 bool simhash_sorter_spilled(const SimhashSorter *s);
 void simhash_sorter_end(SimhashSorter *s);
 // Writes the sorted tables for the sorter's entries into new pages and fills the table descriptors
 // and dirbits of `meta`. `logged` = write through Generic WAL and reuse FSM pages (merges);
-// otherwise the caller logs the whole relation afterwards (build). `progress` reports
+// otherwise (build) write pages directly after the metapage and WAL-log them with log_newpages. `progress` reports
 // PROGRESS_CREATEIDX_TUPLES_*.
 void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *meta, bool logged, bool progress);
 

@@ -129,7 +129,7 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
     MemoryContext old_context = MemoryContextSwitchTo(merge_context);
 
     // 2. Collect the live entries and the pages to free.
-    SimhashSorter *entries = simhash_sorter_begin(old->ntables, maintenance_work_mem);
+    SimhashSorter *entries = simhash_sorter_begin(old->ntables, maintenance_work_mem, static_cast<double>(old->nentries + old->nmerge));
     BlockList *pages = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
     double removed = 0;
     read_chain(index, old->tables[0].first, SIMHASH_DATA, pages, entries, callback, callback_state, &removed);
