@@ -44,3 +44,4 @@ bench-core:
 	cmake -S test/unit -B $(UNIT_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(UNIT_BUILD) -j2 --target core_bench
 	$(UNIT_BUILD)/core_bench /usr/share/common-licenses/* /usr/share/doc/*/copyright
+

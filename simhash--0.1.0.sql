@@ -241,6 +241,32 @@ CREATE OPERATOR @> (LEFTARG = hamming_ball, RIGHTARG = bigint, FUNCTION = hammin
     COMMUTATOR = <@, RESTRICT = hamming_ball_restrict_selectivity, JOIN = hamming_ball_join_selectivity);
 
 --------------------------------------------------------------------------------------------------
+-- The simhash index access method (issue 3): exact `fp <@ hamming_ball(q, k)` search from
+-- permuted block tables. `hamming(fp, q) <= k` and hamming_within(fp, q, k) reach it through the
+-- planner support above. Options: tables (2..8, default 4), pending_limit (kB, default 4096).
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_handler(internal) RETURNS index_am_handler
+    AS 'MODULE_PATHNAME' LANGUAGE C;
+COMMENT ON FUNCTION simhash_handler(internal) IS 'Handler of the simhash index access method';
+
+CREATE ACCESS METHOD simhash TYPE INDEX HANDLER simhash_handler;
+COMMENT ON ACCESS METHOD simhash IS
+    'Exact Hamming-radius index for 64-bit fingerprints: permuted block tables probed multi-index-hashing style';
+
+CREATE OPERATOR CLASS bigint_hamming_ops DEFAULT FOR TYPE bigint USING simhash AS
+    OPERATOR 1 <@ (bigint, hamming_ball);
+COMMENT ON OPERATOR CLASS bigint_hamming_ops USING simhash IS
+    'Fingerprints within a hamming_ball; serves hamming(fp, q) <= k, hamming_within(fp, q, k) and fp <@ hamming_ball(q, k)';
+COMMENT ON OPERATOR FAMILY bigint_hamming_ops USING simhash IS
+    'Operator family of the default simhash operator class for bigint fingerprints';
+
+CREATE FUNCTION simhash_index_check(index regclass) RETURNS void
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION simhash_index_check(regclass) IS
+    'Verifies a simhash index (page IDs, sort order, directories, identical tables) and that every heap row is indexed; raises index_corrupted';
+
+--------------------------------------------------------------------------------------------------
 -- Batch deduplication (issue 4, ETL): all near-duplicate pairs of a query's rows, groups, and
 -- MinHash LSH pairs. Set-returning functions that read their input query through a cursor.
 --------------------------------------------------------------------------------------------------

@@ -4,7 +4,16 @@
 #include "module.h"
 
 extern "C" {
+#include "utils/guc.h"
+}
+
+extern "C" {
 void _PG_init(void);
 }
 
-void _PG_init(void) { simhash_etl_init(); }
+void _PG_init(void) {
+    simhash_am_init();
+    simhash_etl_init();
+    // After every simhash.* setting is defined: typos such as simhash.max_probe are then errors.
+    MarkGUCPrefixReserved("simhash");
+}

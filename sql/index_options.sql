@@ -1,0 +1,57 @@
+-- simhash index options, errors, amvalidate and the verification function.
+SET client_min_messages = warning;
+CREATE TABLE odocs (id int, fp bigint, t text);
+INSERT INTO odocs SELECT g, hashtextextended('o' || g, 3), 'x' FROM generate_series(1, 1000) g;
+
+-- Invalid options.
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 1);
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 9);
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 'four');
+CREATE INDEX ON odocs USING simhash (fp) WITH (pending_limit = 10);
+CREATE INDEX ON odocs USING simhash (fp) WITH (blocks = 4);
+-- Unsupported shapes.
+CREATE INDEX ON odocs USING simhash (t);
+CREATE INDEX ON odocs USING simhash (fp, id);
+CREATE UNIQUE INDEX ON odocs USING simhash (fp);
+
+CREATE INDEX odocs_fp ON odocs USING simhash (fp) WITH (tables = 5, pending_limit = 128);
+SELECT reloptions FROM pg_class WHERE relname = 'odocs_fp';
+ALTER INDEX odocs_fp SET (pending_limit = 256);
+ALTER INDEX odocs_fp SET (pending_limit = 1);
+SELECT simhash_index_check('odocs_fp');
+
+-- Query values: NULL ball => no rows; negative radius => no rows.
+SELECT count(*) FROM odocs WHERE fp <@ NULL::hamming_ball;
+SELECT count(*) FROM odocs WHERE hamming(fp, NULL) <= 3;
+SELECT count(*) FROM odocs WHERE hamming(fp, 0) <= -5;
+SELECT count(*) FROM odocs WHERE hamming(fp, 0) <= NULL;
+
+-- amvalidate, and the catalog entries.
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'bigint_hamming_ops'
+    AND opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash');
+SELECT amname, amtype FROM pg_am WHERE amname = 'simhash';
+SELECT opcname, opcdefault, opcintype::regtype FROM pg_opclass
+    WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash');
+SELECT amopstrategy, amopopr::regoperator FROM pg_amop
+    WHERE amopmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash');
+
+-- An operator class that amvalidate rejects.
+CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 2 <@ (bigint, hamming_ball);
+CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 1 = (bigint, bigint);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'bad_ops';
+DROP OPERATOR FAMILY bad_ops USING simhash;
+
+-- The verification function rejects other relations.
+CREATE INDEX odocs_id ON odocs (id);
+SELECT simhash_index_check('odocs_id');
+SELECT simhash_index_check('odocs');
+SELECT simhash_index_check(NULL);
+
+-- Index access method properties.
+SELECT p.name, pg_indexam_has_property(a.oid, p.name) FROM pg_am a,
+    unnest(ARRAY['can_order', 'can_unique', 'can_multi_col', 'can_exclude', 'can_include']) p(name)
+    WHERE a.amname = 'simhash';
+SELECT p.name, pg_index_has_property('odocs_fp'::regclass, p.name) FROM
+    unnest(ARRAY['clusterable', 'index_scan', 'bitmap_scan', 'backward_scan']) p(name);
+
+DROP TABLE odocs;

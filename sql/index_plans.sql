@@ -1,0 +1,63 @@
+-- Every query form reaches the simhash index (EXPLAIN (COSTS OFF)), and the planner prefers a
+-- sequential scan for large radii.
+SET client_min_messages = warning;
+SET jit = off;
+CREATE TABLE pdocs (id int PRIMARY KEY, fp bigint);
+INSERT INTO pdocs SELECT g, hashtextextended('p' || g, 7) FROM generate_series(1, 50000) g;
+INSERT INTO pdocs SELECT 100000 + g, 1234567 # (1::bigint << g) FROM generate_series(0, 63) g;
+CREATE INDEX pdocs_fp ON pdocs USING simhash (fp);
+CREATE TABLE probes_p (fp bigint);
+INSERT INTO probes_p VALUES (1234567), (0), (hashtextextended('p17', 7));
+ANALYZE pdocs, probes_p;
+
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) < 4;
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE 3 >= hamming(fp, 1234567);
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(1234567, fp) <= 3;
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming_within(fp, 1234567, 3);
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE fp <@ hamming_ball(1234567, 3);
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE fp <@ '(1234567,3)';
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 7;
+SELECT count(*) FROM pdocs WHERE hamming(fp, 1234567) <= 3;
+SELECT count(*) FROM pdocs WHERE hamming(1234567, fp) < 2;
+
+-- Prepared statements, generic plans, typed and untyped parameters.
+SET plan_cache_mode = force_generic_plan;
+PREPARE q1(bigint, int) AS SELECT min(id), max(id), count(*) FROM pdocs WHERE hamming(fp, $1) <= $2;
+EXPLAIN (COSTS OFF) EXECUTE q1(1234567, 3);
+EXECUTE q1(1234567, 1);
+PREPARE q2 AS SELECT count(*) FROM pdocs WHERE hamming(fp, $1) <= $2;
+EXPLAIN (COSTS OFF) EXECUTE q2(1234567, 3);
+EXECUTE q2(1234567, 3);
+EXECUTE q2(1234567, NULL);
+EXECUTE q2(NULL, 3);
+EXECUTE q2(1234567, -1);
+PREPARE q3(bigint) AS SELECT count(*) FROM pdocs WHERE hamming($1, fp) < $2;
+EXPLAIN (COSTS OFF) EXECUTE q3(1234567, 4);
+EXECUTE q3(1234567, 4);
+RESET plan_cache_mode;
+
+-- A view and a LANGUAGE sql function.
+CREATE VIEW pdocs_near AS SELECT id, fp FROM pdocs WHERE hamming(fp, 1234567) <= 3;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pdocs_near;
+SELECT count(*) FROM pdocs_near;
+CREATE FUNCTION near_p(q bigint, k int) RETURNS SETOF int LANGUAGE sql STABLE
+    AS $$ SELECT id FROM pdocs WHERE hamming(fp, q) <= k $$;
+EXPLAIN (COSTS OFF) SELECT * FROM near_p(1234567, 3);
+SELECT count(*) FROM near_p(1234567, 3);
+
+-- A join as a parameterized nested loop.
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT p.fp, d.id FROM probes_p p JOIN pdocs d ON hamming(d.fp, p.fp) <= 3;
+SELECT count(*) FROM probes_p p JOIN pdocs d ON hamming(d.fp, p.fp) <= 3;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- Large radii: a sequential scan is cheaper.
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 24;
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 64;
+
+DROP FUNCTION near_p(bigint, int);
+DROP VIEW pdocs_near;
+DROP TABLE pdocs, probes_p;

@@ -1,0 +1,109 @@
+// amcostestimate: pages = directory + data pages the probes touch (or one whole table when the scan
+// falls back to it), tuples = expected candidates (entries sharing a probed block value) plus the
+// pending list. The selectivity comes from the operator's restriction estimator.
+#include <cmath>
+
+#include "am/simhash_am.h"
+#include "hamming_ball.h"
+
+extern "C" {
+#include "access/genam.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "utils/selfuncs.h"
+#include "utils/spccache.h"
+}
+
+namespace {
+
+constexpr int kAssumedRadius = 3;  // parameterized radius: the planner support assumes the same
+
+// The smallest radius known at plan time among the index quals (Const ball, or hamming_ball(q, k)
+// with a constant k); kAssumedRadius when none is known.
+int qual_radius(IndexPath *path) {
+    int radius = INT_MAX;
+    ListCell *lc;
+    foreach (lc, path->indexclauses) {
+        IndexClause *iclause = lfirst_node(IndexClause, lc);
+        ListCell *lc2;
+        foreach (lc2, iclause->indexquals) {
+            RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc2);
+            if (!IsA(rinfo->clause, OpExpr)) continue;
+            OpExpr *op = reinterpret_cast<OpExpr *>(rinfo->clause);
+            if (list_length(op->args) != 2) continue;
+            Node *ball = static_cast<Node *>(lsecond(op->args));
+            if (IsA(ball, Const)) {
+                Const *c = reinterpret_cast<Const *>(ball);
+                radius = Min(radius, c->constisnull ? -1 : DatumGetHammingBall(c->constvalue)->radius);
+            } else if (IsA(ball, FuncExpr) && list_length(reinterpret_cast<FuncExpr *>(ball)->args) == 2) {
+                Node *k = static_cast<Node *>(lsecond(reinterpret_cast<FuncExpr *>(ball)->args));
+                if (IsA(k, Const))
+                    radius = Min(radius, reinterpret_cast<Const *>(k)->constisnull ? -1
+                                                                                  : DatumGetInt32(reinterpret_cast<Const *>(k)->constvalue));
+            }
+        }
+    }
+    return radius == INT_MAX ? kAssumedRadius : radius;
+}
+
+}  // namespace
+
+void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost *indexStartupCost,
+                            Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,
+                            double *indexPages) {
+    IndexOptInfo *index = path->indexinfo;
+    GenericCosts costs;
+    memset(&costs, 0, sizeof(costs));
+    genericcostestimate(root, path, loop_count, &costs);  // selectivity and qual costs
+
+    SimhashMetaData meta;
+    Relation rel = index_open(index->indexoid, AccessShareLock);
+    Buffer buffer = ReadBuffer(rel, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    memcpy(&meta, simhash_check_meta(rel, BufferGetPage(buffer)), sizeof(meta));
+    UnlockReleaseBuffer(buffer);
+    index_close(rel, AccessShareLock);
+
+    const int radius = qual_radius(path);
+    const double n = static_cast<double>(meta.nentries);
+    const double pending = static_cast<double>(meta.npending + meta.nmerge);
+    double pages = 1.0 + meta.npending_pages + pending / SIMHASH_ENTRIES_PER_PAGE;  // metapage, pending lists
+    double tuples = pending;
+    double probes = 0;
+    if (radius >= 0 && meta.tables[0].first != InvalidBlockNumber) {
+        SimhashGeometry g;
+        simhash_geometry(meta.ntables, meta.dirbits, &g);
+        const int rb = Min(radius, 64) / meta.ntables;
+        for (int t = 0; t < meta.ntables; ++t) probes += simhash_probe_count(g.len[t], rb);
+        if (simhash_full_scan(&meta, radius, probes)) {
+            pages += meta.tables[0].npages;
+            tuples += n;
+        } else {
+            for (int t = 0; t < meta.ntables; ++t) {
+                const double per_probe = n / ldexp(1.0, g.len[t]);  // entries sharing one block value
+                const double count = simhash_probe_count(g.len[t], rb);
+                pages += 1.0 + count * (1.0 + per_probe / SIMHASH_ENTRIES_PER_PAGE);
+                tuples += count * per_probe;
+            }
+        }
+    }
+    pages = Min(pages, static_cast<double>(Max(index->pages, 1)));
+
+    double random_page_cost;
+    get_tablespace_page_costs(index->reltablespace, &random_page_cost, nullptr);
+    double io;
+    if (loop_count > 1) {
+        const double fetched = index_pages_fetched(pages * loop_count, index->pages, static_cast<double>(index->pages), root);
+        io = fetched * random_page_cost / loop_count;
+    } else {
+        io = pages * random_page_cost;
+    }
+    const double qual_op_cost = cpu_operator_cost * list_length(path->indexclauses);
+    *indexStartupCost = costs.indexStartupCost;
+    *indexTotalCost = costs.indexStartupCost + io + tuples * (cpu_index_tuple_cost + qual_op_cost) +
+                      probes * cpu_operator_cost;
+    *indexSelectivity = costs.indexSelectivity;
+    *indexCorrelation = 0.0;
+    *indexPages = pages;
+}

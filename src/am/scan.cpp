@@ -1,0 +1,256 @@
+// Scans: every matching TID is collected on the first amgettuple call (or straight into the bitmap)
+// while the metapage is share-locked, so a merge can never free a page a scan is reading and no
+// page lock is kept between calls.
+//
+// With radius r and m tables, the per-block radius is rb = floor(r / m): a fingerprint within r
+// bits of the query has some block within rb bits (pigeonhole). Table t is probed with every block
+// value within rb bits of the query's block t; a candidate is verified on the full 64 bits and
+// accepted only from the first table whose block is within rb, so each row comes back once. When
+// the probes would touch more pages than reading one table, the scan reads table 0 in full.
+#include <algorithm>
+
+#include "am/simhash_am.h"
+#include "hamming_ball.h"
+
+extern "C" {
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+}
+
+namespace {
+
+struct ScanOpaque {
+    ItemPointerData *tids;
+    Size ntids;
+    Size capacity;
+    Size next;
+    bool collected;
+    MemoryContext context;  // where the TID array lives (the scan's context)
+};
+
+struct ProbeQuery {
+    int nkeys;
+    int64 center[INDEX_MAX_KEYS];
+    int radius[INDEX_MAX_KEYS];  // clamped to 0..64
+    SimhashGeometry g;
+    uint32 qblock[SIMHASH_MAX_TABLES];
+    int rb;
+    TIDBitmap *tbm;     // bitmap scans
+    ScanOpaque *so;     // tuple scans
+    int64 found;
+};
+
+void emit(ProbeQuery *q, ItemPointer tid) {
+    q->found++;
+    if (q->tbm) {
+        tbm_add_tuples(q->tbm, tid, 1, false);
+        return;
+    }
+    ScanOpaque *so = q->so;
+    if (so->ntids == so->capacity) {
+        so->capacity = so->capacity ? so->capacity * 2 : 64;
+        so->tids = static_cast<ItemPointerData *>(
+            so->tids ? repalloc_huge(so->tids, so->capacity * sizeof(ItemPointerData))
+                     : MemoryContextAllocHuge(so->context, so->capacity * sizeof(ItemPointerData)));
+    }
+    so->tids[so->ntids++] = *tid;
+}
+
+inline bool matches(const ProbeQuery *q, int64 fp) {
+    for (int k = 0; k < q->nkeys; ++k)
+        if (simhash_distance(fp, q->center[k]) > q->radius[k]) return false;
+    return true;
+}
+
+// Every entry of a chain (pending list, list being merged, or a whole table), verified in full.
+void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) {
+    while (blkno != InvalidBlockNumber) {
+        CHECK_FOR_INTERRUPTS();
+        Buffer buffer;
+        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
+        const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+        const SimhashEntry *entries = SimhashPageGetEntries(page);
+        for (int i = 0; i < opaque->nentries; ++i)
+            if (matches(q, entries[i].fp)) {
+                ItemPointerData tid = entries[i].tid;
+                emit(q, &tid);
+            }
+        blkno = opaque->next;
+        UnlockReleaseBuffer(buffer);
+    }
+}
+
+// Writes every `len`-bit value within `budget` bit flips of `value` (flipping bits >= `from`).
+void enumerate(uint32 value, int from, int budget, int len, uint32 *out, Size *n) {
+    out[(*n)++] = value;
+    if (budget == 0) return;
+    for (int bit = from; bit < len; ++bit) enumerate(value ^ (uint32{1} << bit), bit + 1, budget - 1, len, out, n);
+}
+
+// Reads the directory slot of `prefix` in table t.
+BlockNumber directory_lookup(Relation index, const SimhashTable *table, uint32 prefix, Buffer *dir_buffer,
+                             BlockNumber *dir_blkno) {
+    const uint32 page_index = prefix / SIMHASH_DIR_PER_PAGE;
+    if (page_index >= table->ndirpages) return InvalidBlockNumber;
+    const BlockNumber blkno = table->dir[page_index];
+    if (*dir_blkno != blkno) {
+        if (BufferIsValid(*dir_buffer)) ReleaseBuffer(*dir_buffer);
+        *dir_buffer = ReadBuffer(index, blkno);
+        *dir_blkno = blkno;
+    }
+    LockBuffer(*dir_buffer, BUFFER_LOCK_SHARE);
+    Page page = BufferGetPage(*dir_buffer);
+    simhash_check_page(index, page, blkno, SIMHASH_DIR);
+    const uint32 slot = prefix % SIMHASH_DIR_PER_PAGE;
+    const BlockNumber result =
+        slot < SimhashPageGetOpaque(page)->nentries ? SimhashPageGetDir(page)[slot] : InvalidBlockNumber;
+    LockBuffer(*dir_buffer, BUFFER_LOCK_UNLOCK);
+    return result;
+}
+
+// The entries of table t whose block equals `value`, starting at data page `blkno`.
+void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno) {
+    const SimhashGeometry *g = &q->g;
+    while (blkno != InvalidBlockNumber) {
+        Buffer buffer;
+        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, SIMHASH_DATA, &buffer);
+        const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+        const SimhashEntry *entries = SimhashPageGetEntries(page);
+        const int n = opaque->nentries;
+        int lo = 0, hi = n;  // first entry with block >= value
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (simhash_block(entries[mid].fp, g, t) < value) lo = mid + 1; else hi = mid;
+        }
+        bool done = false;
+        for (int i = lo; i < n; ++i) {
+            const int64 fp = entries[i].fp;
+            if (simhash_block(fp, g, t) != value) {
+                done = true;
+                break;
+            }
+            if (!matches(q, fp)) continue;
+            bool earlier = false;  // found by an earlier table: returned there
+            for (int u = 0; u < t && !earlier; ++u)
+                earlier = simhash::popcount64(simhash_block(fp, g, u) ^ q->qblock[u]) <= q->rb;
+            if (earlier) continue;
+            ItemPointerData tid = entries[i].tid;
+            emit(q, &tid);
+        }
+        blkno = done ? InvalidBlockNumber : opaque->next;
+        UnlockReleaseBuffer(buffer);
+    }
+}
+
+void probe_tables(Relation index, ProbeQuery *q, const SimhashMetaData *meta, Size total_probes) {
+    uint32 *values = static_cast<uint32 *>(palloc(total_probes * sizeof(uint32)));
+    for (int t = 0; t < q->g.ntables; ++t) {
+        const SimhashTable *table = &meta->tables[t];
+        Size n = 0;
+        enumerate(q->qblock[t], 0, Min(q->rb, q->g.len[t]), q->g.len[t], values, &n);
+        std::sort(values, values + n);
+        Buffer dir_buffer = InvalidBuffer;
+        BlockNumber dir_blkno = InvalidBlockNumber;
+        for (Size i = 0; i < n; ++i) {
+            CHECK_FOR_INTERRUPTS();
+            const BlockNumber first =
+                directory_lookup(index, table, simhash_prefix(values[i], &q->g, t), &dir_buffer, &dir_blkno);
+            if (first != InvalidBlockNumber) probe(index, q, t, values[i], first);
+        }
+        if (BufferIsValid(dir_buffer)) ReleaseBuffer(dir_buffer);
+    }
+    pfree(values);
+}
+
+// Fills q from the scan keys; false when no row can match (NULL ball, negative radius).
+bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
+    q->nkeys = 0;
+    for (int k = 0; k < scan->numberOfKeys; ++k) {
+        const ScanKey key = &scan->keyData[k];
+        if (key->sk_flags & SK_ISNULL) return false;
+        const HammingBall *ball = DatumGetHammingBall(key->sk_argument);
+        if (ball->radius < 0) return false;
+        q->center[q->nkeys] = ball->center;
+        q->radius[q->nkeys] = Min(ball->radius, 64);
+        q->nkeys++;
+    }
+    return q->nkeys > 0;
+}
+
+void collect(IndexScanDesc scan, ProbeQuery *q) {
+    Relation index = scan->indexRelation;
+    q->found = 0;
+    if (!prepare_query(scan, q)) return;
+    int primary = 0;  // probe with the smallest ball, verify all of them
+    for (int k = 1; k < q->nkeys; ++k)
+        if (q->radius[k] < q->radius[primary]) primary = k;
+
+    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
+    scan_chain(index, q, meta->pending_head, SIMHASH_PENDING);
+    scan_chain(index, q, meta->merge_head, SIMHASH_PENDING);
+    if (meta->tables[0].first != InvalidBlockNumber) {
+        simhash_geometry(meta->ntables, meta->dirbits, &q->g);
+        q->rb = q->radius[primary] / meta->ntables;
+        double total = 0;
+        for (int t = 0; t < meta->ntables; ++t) {
+            q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
+            total += simhash_probe_count(q->g.len[t], q->rb);
+        }
+        if (simhash_full_scan(meta, q->radius[primary], total))
+            scan_chain(index, q, meta->tables[0].first, SIMHASH_DATA);
+        else
+            probe_tables(index, q, meta, static_cast<Size>(total));
+    }
+    UnlockReleaseBuffer(meta_buffer);
+}
+
+}  // namespace
+
+IndexScanDesc simhash_ambeginscan(Relation index, int nkeys, int norderbys) {
+    IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+    ScanOpaque *so = static_cast<ScanOpaque *>(palloc0(sizeof(ScanOpaque)));
+    so->context = CurrentMemoryContext;
+    scan->opaque = so;
+    return scan;
+}
+
+void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys) {
+    ScanOpaque *so = static_cast<ScanOpaque *>(scan->opaque);
+    if (keys && scan->numberOfKeys > 0) memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+    so->ntids = 0;
+    so->next = 0;
+    so->collected = false;
+}
+
+bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir) {
+    ScanOpaque *so = static_cast<ScanOpaque *>(scan->opaque);
+    if (!so->collected) {
+        ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
+        q->so = so;
+        collect(scan, q);
+        pfree(q);
+        so->collected = true;
+    }
+    if (so->next >= so->ntids) return false;
+    scan->xs_heaptid = so->tids[so->next++];
+    scan->xs_recheck = false;
+    return true;
+}
+
+int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm) {
+    ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
+    q->tbm = tbm;
+    collect(scan, q);
+    const int64 found = q->found;
+    pfree(q);
+    return found;
+}
+
+void simhash_amendscan(IndexScanDesc scan) {
+    ScanOpaque *so = static_cast<ScanOpaque *>(scan->opaque);
+    if (so->tids) pfree(so->tids);
+    pfree(so);
+}

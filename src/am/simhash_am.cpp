@@ -1,0 +1,232 @@
+// The access method handler, reloptions, and the page/metapage/geometry helpers.
+#include "am/simhash_am.h"
+#include "guard.h"
+#include "module.h"
+
+extern "C" {
+#include "access/reloptions.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
+#include "utils/guc.h"
+#include "utils/selfuncs.h"
+}
+
+namespace {
+
+relopt_kind simhash_relopt_kind;
+relopt_parse_elt simhash_relopt_table[2];
+
+bytea *simhash_amoptions(Datum reloptions, bool validate) {
+    return static_cast<bytea *>(build_reloptions(reloptions, validate, simhash_relopt_kind, sizeof(SimhashOptions),
+                                                 simhash_relopt_table, lengthof(simhash_relopt_table)));
+}
+
+char *simhash_ambuildphasename(int64 phasenum) {
+    switch (phasenum) {
+        case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE: return const_cast<char *>("initializing");
+        case SIMHASH_PHASE_LOAD: return const_cast<char *>("loading fingerprints");
+        case SIMHASH_PHASE_WRITE: return const_cast<char *>("writing sorted tables");
+        default: return nullptr;
+    }
+}
+
+}  // namespace
+
+int simhash_max_probes = -1;
+
+void simhash_am_init(void) {
+    simhash_relopt_kind = add_reloption_kind();
+    add_int_reloption(simhash_relopt_kind, "tables",
+                      "Number of permuted block tables (the 64 bits are split into this many blocks)",
+                      SIMHASH_DEFAULT_TABLES, SIMHASH_MIN_TABLES, SIMHASH_MAX_TABLES, AccessExclusiveLock);
+    add_int_reloption(simhash_relopt_kind, "pending_limit",
+                      "Size in kB of the unsorted insert area above which an insert merges it into the tables",
+                      SIMHASH_DEFAULT_PENDING_LIMIT, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
+    simhash_relopt_table[0] = {"tables", RELOPT_TYPE_INT, offsetof(SimhashOptions, tables)};
+    simhash_relopt_table[1] = {"pending_limit", RELOPT_TYPE_INT, offsetof(SimhashOptions, pending_limit)};
+    DefineCustomIntVariable("simhash.max_probes",
+                            "Probes per scan above which a simhash index scan reads one table in full; -1 = automatic",
+                            "Automatic: twice the pages of one table plus 64. Meant for testing and tuning.",
+                            &simhash_max_probes, -1, -1, INT_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+}
+
+SIMHASH_FUNCTION(simhash_handler) {
+    IndexAmRoutine *am = makeNode(IndexAmRoutine);
+    am->amstrategies = 1;
+    am->amsupport = 0;
+    am->amoptsprocnum = 0;
+    am->amcanorder = false;
+    am->amcanorderbyop = false;
+    am->amcanbackward = false;
+    am->amcanunique = false;
+    am->amcanmulticol = false;
+    am->amoptionalkey = false;
+    am->amsearcharray = false;
+    am->amsearchnulls = false;
+    am->amstorage = false;
+    am->amclusterable = false;
+    am->ampredlocks = false;
+    am->amcanparallel = false;
+    am->amcaninclude = false;
+    am->amusemaintenanceworkmem = true;
+    am->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL;
+    am->amkeytype = InvalidOid;
+
+    am->ambuild = simhash_ambuild;
+    am->ambuildempty = simhash_ambuildempty;
+    am->aminsert = simhash_aminsert;
+    am->ambulkdelete = simhash_ambulkdelete;
+    am->amvacuumcleanup = simhash_amvacuumcleanup;
+    am->amcanreturn = nullptr;
+    am->amcostestimate = simhash_amcostestimate;
+    am->amoptions = simhash_amoptions;
+    am->amproperty = nullptr;
+    am->ambuildphasename = simhash_ambuildphasename;
+    am->amvalidate = simhash_amvalidate;
+    am->amadjustmembers = nullptr;
+    am->ambeginscan = simhash_ambeginscan;
+    am->amrescan = simhash_amrescan;
+    am->amgettuple = simhash_amgettuple;
+    am->amgetbitmap = simhash_amgetbitmap;
+    am->amendscan = simhash_amendscan;
+    am->ammarkpos = nullptr;
+    am->amrestrpos = nullptr;
+    am->amestimateparallelscan = nullptr;
+    am->aminitparallelscan = nullptr;
+    am->amparallelrescan = nullptr;
+    PG_RETURN_POINTER(am);
+}
+
+int simhash_ntables(Relation index) {
+    const SimhashOptions *opts = reinterpret_cast<SimhashOptions *>(index->rd_options);
+    return opts ? opts->tables : SIMHASH_DEFAULT_TABLES;
+}
+
+int simhash_pending_limit(Relation index) {
+    const SimhashOptions *opts = reinterpret_cast<SimhashOptions *>(index->rd_options);
+    return opts ? opts->pending_limit : SIMHASH_DEFAULT_PENDING_LIMIT;
+}
+
+void simhash_init_page(Page page, uint16 flags) {
+    PageInit(page, BLCKSZ, sizeof(SimhashPageOpaque));
+    SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+    opaque->next = InvalidBlockNumber;
+    opaque->nentries = 0;
+    opaque->flags = flags;
+    opaque->unused = 0;
+    opaque->page_id = SIMHASH_PAGE_ID;
+}
+
+void simhash_fill_metapage(Page page, int ntables) {
+    simhash_init_page(page, SIMHASH_META);
+    SimhashMetaData *meta = SimhashPageGetMeta(page);
+    memset(meta, 0, sizeof(SimhashMetaData));
+    meta->magic = SIMHASH_MAGIC;
+    meta->version = SIMHASH_VERSION;
+    meta->ntables = static_cast<uint16>(ntables);
+    meta->dirbits = 0;
+    meta->pending_head = meta->pending_tail = InvalidBlockNumber;
+    meta->merge_head = meta->merge_tail = InvalidBlockNumber;
+    for (int t = 0; t < SIMHASH_MAX_TABLES; ++t) meta->tables[t].first = InvalidBlockNumber;
+    reinterpret_cast<PageHeader>(page)->pd_lower =
+        static_cast<LocationIndex>(reinterpret_cast<char *>(meta + 1) - reinterpret_cast<char *>(page));
+}
+
+void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 expected_flags) {
+    if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(SimhashPageOpaque)) ||
+        SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" contains unexpected page %u", RelationGetRelationName(index), blkno),
+                        errhint("Please REINDEX it.")));
+    if (expected_flags && !(SimhashPageGetOpaque(page)->flags & expected_flags))
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" page %u has flags 0x%x, expected 0x%x", RelationGetRelationName(index),
+                               blkno, SimhashPageGetOpaque(page)->flags, expected_flags),
+                        errhint("Please REINDEX it.")));
+}
+
+SimhashMetaData *simhash_check_meta(Relation index, Page page) {
+    simhash_check_page(index, page, SIMHASH_METAPAGE_BLKNO, SIMHASH_META);
+    SimhashMetaData *meta = SimhashPageGetMeta(page);
+    if (meta->magic != SIMHASH_MAGIC)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" is not a simhash index", RelationGetRelationName(index))));
+    if (meta->version != SIMHASH_VERSION)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has on-disk version %u, this library reads version %d",
+                               RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
+                        errhint("REINDEX it.")));
+    if (meta->ntables < SIMHASH_MIN_TABLES || meta->ntables > SIMHASH_MAX_TABLES ||
+        meta->dirbits > SIMHASH_MAX_DIRBITS)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has an invalid metapage", RelationGetRelationName(index))));
+    return meta;
+}
+
+void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
+    g->ntables = ntables;
+    g->dirbits = dirbits;
+    int shift = 0;
+    for (int t = 0; t < ntables; ++t) {
+        g->len[t] = 64 / ntables + (t < 64 % ntables ? 1 : 0);
+        g->shift[t] = shift;
+        shift += g->len[t];
+    }
+}
+
+// About log2(N) prefix bits (Manku), at most the shortest block and 16 (the directory's size).
+int simhash_choose_dirbits(int ntables, uint64 nentries) {
+    int bits = 1;
+    while (bits < SIMHASH_MAX_DIRBITS && (uint64{1} << bits) < nentries / 4) ++bits;
+    return Min(bits, 64 / ntables);
+}
+
+// A new, exclusively locked page: a free page from the FSM when allowed, else a new block.
+Buffer simhash_new_buffer(Relation index, bool use_fsm) {
+    while (use_fsm) {
+        const BlockNumber blkno = GetFreeIndexPage(index);
+        if (blkno == InvalidBlockNumber) break;
+        Buffer buffer = ReadBuffer(index, blkno);
+        if (ConditionalLockBuffer(buffer)) {
+            Page page = BufferGetPage(buffer);
+            if (PageIsNew(page) ||
+                (SimhashPageGetOpaque(page)->page_id == SIMHASH_PAGE_ID &&
+                 (SimhashPageGetOpaque(page)->flags & SIMHASH_DELETED)))
+                return buffer;
+            LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+        }
+        ReleaseBuffer(buffer);
+    }
+    const bool need_lock = !RELATION_IS_LOCAL(index);
+    if (need_lock) LockRelationForExtension(index, ExclusiveLock);
+    Buffer buffer = ReadBuffer(index, P_NEW);
+    LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+    if (need_lock) UnlockRelationForExtension(index, ExclusiveLock);
+    return buffer;
+}
+
+Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags, Buffer *buffer) {
+    *buffer = ReadBuffer(index, blkno);
+    LockBuffer(*buffer, mode);
+    Page page = BufferGetPage(*buffer);
+    simhash_check_page(index, page, blkno, flags);
+    return page;
+}
+
+bool simhash_full_scan(const SimhashMetaData *meta, int radius, double probes) {
+    if (radius >= 64) return true;
+    const double limit = simhash_max_probes >= 0 ? simhash_max_probes : 2.0 * meta->tables[0].npages + 64;
+    return probes > limit;
+}
+
+double simhash_probe_count(int len, int radius) {
+    if (radius < 0) return 0.0;
+    double term = 1.0, sum = 0.0;
+    for (int j = 0; j <= radius && j <= len; ++j) {
+        sum += term;
+        term = term * (len - j) / (j + 1);
+    }
+    return sum;
+}

@@ -1,0 +1,207 @@
+// The simhash index access method: exact Hamming-radius search over bigint fingerprints with
+// permuted block tables (Manku et al. 2007) probed multi-index-hashing style (Norouzi et al.).
+//
+// On-disk layout (every page carries SimhashPageOpaque with SIMHASH_PAGE_ID in its special space):
+//   block 0          metapage: magic, version, geometry, per-table data chain + directory pages,
+//                    pending list, list being merged
+//   data pages       sorted runs of SimhashEntry {fp, tid}; table t is sorted by block t of fp
+//                    (blocks numbered from the most significant bit); pages of a table are chained
+//   directory pages  per table, 2^dirbits BlockNumbers: for each key prefix (the top dirbits bits
+//                    of block t) the data page holding the first entry with that prefix or above
+//   pending pages    unsorted SimhashEntry, chained; appended by aminsert, scanned linearly by
+//                    every query, merged into the tables by VACUUM or when over pending_limit
+//   deleted pages    freed by a merge, recorded in the FSM and reused
+// Every table holds the same set of entries. A scan of radius r probes, in table t, every block
+// value within floor(r / m) bits of the query's block, verifies the full 64-bit distance, and
+// accepts an entry only from the first table whose block is within floor(r / m) bits: each heap
+// row is returned once without any memory of what was seen.
+//
+// Concurrency: aminsert holds the metapage exclusively while it appends; scans hold it shared while
+// they collect all their TIDs (no page lock is held between amgettuple calls); a merge serializes
+// with other merges through a heavyweight lock on the metapage, writes new tables off to the side,
+// then swaps the metapage under its exclusive lock and only then frees the old pages.
+//
+// AM callbacks are called by PostgreSQL directly: they are plain C-style code with no C++ object
+// alive across a call that can ereport.
+#pragma once
+
+#include "core/hamming.h"
+
+extern "C" {
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/reloptions.h"
+#include "nodes/pathnodes.h"
+#include "storage/bufmgr.h"
+#include "storage/itemptr.h"
+#include "utils/rel.h"
+}
+
+#define SIMHASH_MAGIC 0x53484958u  // "SHIX"
+#define SIMHASH_VERSION 1
+#define SIMHASH_PAGE_ID 0xFF8Au
+#define SIMHASH_METAPAGE_BLKNO 0
+
+#define SIMHASH_MIN_TABLES 2
+#define SIMHASH_MAX_TABLES 8
+#define SIMHASH_DEFAULT_TABLES 4
+#define SIMHASH_DEFAULT_PENDING_LIMIT 4096  // kB
+#define SIMHASH_MAX_DIRBITS 16
+
+// Page flags (SimhashPageOpaque.flags).
+#define SIMHASH_META 0x01
+#define SIMHASH_DATA 0x02
+#define SIMHASH_DIR 0x04
+#define SIMHASH_PENDING 0x08
+#define SIMHASH_DELETED 0x10
+
+// Build sub-phases reported in pg_stat_progress_create_index.
+#define SIMHASH_PHASE_LOAD 2
+#define SIMHASH_PHASE_WRITE 3
+
+struct SimhashPageOpaque {
+    BlockNumber next;  // next page of the chain, or InvalidBlockNumber
+    uint16 nentries;   // entries (data, pending) or directory slots used
+    uint16 flags;
+    uint16 unused;
+    uint16 page_id;    // SIMHASH_PAGE_ID
+};
+
+// One index entry: the full fingerprint and the heap TID (14 bytes on disk).
+struct __attribute__((packed, aligned(2))) SimhashEntry {
+    int64 fp;
+    ItemPointerData tid;
+};
+
+#define SimhashPageGetOpaque(page) (reinterpret_cast<SimhashPageOpaque *>(PageGetSpecialPointer(page)))
+#define SimhashPageGetEntries(page) (reinterpret_cast<SimhashEntry *>(PageGetContents(page)))
+#define SimhashPageGetDir(page) (reinterpret_cast<BlockNumber *>(PageGetContents(page)))
+#define SIMHASH_PAGE_SPACE \
+    (BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaque)))
+#define SIMHASH_ENTRIES_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashEntry))
+#define SIMHASH_DIR_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(BlockNumber))
+#define SIMHASH_MAX_DIR_PAGES (((1u << SIMHASH_MAX_DIRBITS) + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
+
+struct SimhashTable {
+    BlockNumber first;   // first data page, or InvalidBlockNumber when the table is empty
+    uint32 npages;       // data pages
+    uint32 ndirpages;
+    BlockNumber dir[SIMHASH_MAX_DIR_PAGES];
+};
+
+struct SimhashMetaData {
+    uint32 magic;
+    uint32 version;
+    uint16 ntables;
+    uint16 dirbits;     // 0 while no table has been written
+    uint32 unused;
+    uint64 nentries;    // entries in each sorted table
+    BlockNumber pending_head, pending_tail;
+    uint64 npending;    // entries in the pending list
+    uint32 npending_pages;
+    BlockNumber merge_head, merge_tail;  // a pending list detached by a merge in progress
+    uint64 nmerge;
+    SimhashTable tables[SIMHASH_MAX_TABLES];
+};
+
+#define SimhashPageGetMeta(page) (reinterpret_cast<SimhashMetaData *>(PageGetContents(page)))
+
+struct SimhashOptions {
+    int32 vl_len_;
+    int tables;
+    int pending_limit;  // kB
+};
+
+// Geometry of the blocks: block i covers `len[i]` bits starting `shift[i]` bits below the MSB.
+struct SimhashGeometry {
+    int ntables;
+    int dirbits;
+    int len[SIMHASH_MAX_TABLES];
+    int shift[SIMHASH_MAX_TABLES];
+};
+
+inline uint32 simhash_block(int64 fp, const SimhashGeometry *g, int t) {
+    return static_cast<uint32>((static_cast<uint64>(fp) << g->shift[t]) >> (64 - g->len[t]));
+}
+inline uint32 simhash_prefix(uint32 block, const SimhashGeometry *g, int t) {
+    return block >> (g->len[t] - g->dirbits);
+}
+inline int simhash_distance(int64 a, int64 b) {
+    return simhash::hamming_distance(static_cast<uint64_t>(a), static_cast<uint64_t>(b));
+}
+
+// simhash_am.cpp: options, pages, metapage, geometry
+int simhash_ntables(Relation index);
+int simhash_pending_limit(Relation index);
+void simhash_init_page(Page page, uint16 flags);
+void simhash_fill_metapage(Page page, int ntables);
+void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 expected_flags);
+SimhashMetaData *simhash_check_meta(Relation index, Page page);
+void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
+int simhash_choose_dirbits(int ntables, uint64 nentries);
+Buffer simhash_new_buffer(Relation index, bool use_fsm);
+// Reads and locks (`mode`) page `blkno`, checking its page ID and that it has one of `flags`.
+Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags, Buffer *buffer);
+
+// build.cpp: collecting entries and writing sorted tables (shared by ambuild and merges)
+struct SimhashEntryArray {
+    SimhashEntry *items;  // palloc'd (huge)
+    Size n;
+    Size capacity;
+};
+void simhash_array_push(SimhashEntryArray *a, int64 fp, ItemPointer tid);
+// Collects entries within a memory budget: in memory (14 bytes each, sorted by a counting sort per
+// table) while 28 bytes per entry fit the budget, else one tuplesort per table (spills to disk).
+struct SimhashSorter;
+// `expected` (entries, or <= 0 if unknown) sizes the in-memory array up front.
+SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected);
+void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid);
+Size simhash_sorter_count(const SimhashSorter *s);
+bool simhash_sorter_spilled(const SimhashSorter *s);
+void simhash_sorter_end(SimhashSorter *s);
+// Writes the sorted tables for the sorter's entries into new pages and fills the table descriptors
+// and dirbits of `meta`. `logged` = write through Generic WAL and reuse FSM pages (merges);
+// otherwise (build) write pages directly after the metapage and WAL-log them with log_newpages. `progress` reports
+// PROGRESS_CREATEIDX_TUPLES_*.
+void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *meta, bool logged, bool progress);
+
+// vacuum.cpp
+// Rebuilds the tables from the current tables and pending list minus the TIDs `callback` reports
+// dead; returns the number of entries removed. Serialized by a heavyweight lock on the metapage.
+struct SimhashMergeResult {
+    double removed;
+    double remaining;
+    BlockNumber freed;
+};
+void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callback_state, bool wait,
+                   SimhashMergeResult *result);
+
+// cost.cpp / scan.cpp shared: number of block values within `radius` bits in a `len`-bit block
+double simhash_probe_count(int len, int radius);
+// Whether a scan of `radius` with `probes` probes in all reads table 0 in full instead: when the
+// probes would touch more pages than the table has (or simhash.max_probes when set, for tests).
+bool simhash_full_scan(const SimhashMetaData *meta, int radius, double probes);
+extern int simhash_max_probes;
+
+// AM callbacks
+extern "C" {
+IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *indexInfo);
+void simhash_ambuildempty(Relation index);
+bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid, Relation heap,
+                      IndexUniqueCheck checkUnique, bool indexUnchanged, IndexInfo *indexInfo);
+IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+                                            IndexBulkDeleteCallback callback, void *callback_state);
+IndexBulkDeleteResult *simhash_amvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost *indexStartupCost,
+                            Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,
+                            double *indexPages);
+bool simhash_amvalidate(Oid opclassoid);
+IndexScanDesc simhash_ambeginscan(Relation index, int nkeys, int norderbys);
+void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
+bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir);
+int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+void simhash_amendscan(IndexScanDesc scan);
+}
+static_assert(sizeof(SimhashEntry) == 14, "14-byte entries");

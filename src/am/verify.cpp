@@ -1,0 +1,228 @@
+// simhash_index_check(index regclass): amcheck-style verification. Checks the metapage, the page
+// ID and kind of every page, that no page is in two chains, the sort order and directory of every
+// table, that all tables hold the same (fingerprint, TID) entries, the entry counts, and that every
+// heap tuple the index must contain (live or recently dead, non-NULL fingerprint) is in it. Holds a
+// ShareLock on the table, so the index cannot change meanwhile. Errors: ERRCODE_INDEX_CORRUPTED.
+#include "am/simhash_am.h"
+#include "guard.h"
+
+extern "C" {
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+}
+
+namespace {
+
+int compare_entries(const void *a, const void *b) {
+    const SimhashEntry *x = static_cast<const SimhashEntry *>(a);
+    const SimhashEntry *y = static_cast<const SimhashEntry *>(b);
+    if (x->fp != y->fp) return x->fp < y->fp ? -1 : 1;
+    ItemPointerData tx = x->tid, ty = y->tid;
+    return ItemPointerCompare(&tx, &ty);
+}
+
+void corrupted(Relation index, const char *detail) {
+    ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                    errmsg("simhash index \"%s\" is corrupted", RelationGetRelationName(index)),
+                    errdetail_internal("%s", detail)));
+}
+
+struct CheckState {
+    Relation index;
+    uint8 *owner;  // per block: 0 = not in a chain yet
+    BlockNumber nblocks;
+    SimhashEntryArray all;  // table 0 + pending lists, sorted by (fp, tid)
+    double heap_checked;
+};
+
+Page read_page(CheckState *s, BlockNumber blkno, uint16 flags, Buffer *buffer) {
+    if (blkno >= s->nblocks) corrupted(s->index, psprintf("chain points to block %u beyond the end (%u blocks)", blkno, s->nblocks));
+    if (s->owner[blkno]) corrupted(s->index, psprintf("block %u is reachable twice", blkno));
+    s->owner[blkno] = 1;
+    *buffer = ReadBuffer(s->index, blkno);
+    LockBuffer(*buffer, BUFFER_LOCK_SHARE);
+    Page page = BufferGetPage(*buffer);
+    simhash_check_page(s->index, page, blkno, flags);
+    if (SimhashPageGetOpaque(page)->flags != flags)
+        corrupted(s->index, psprintf("block %u has flags 0x%x, expected 0x%x", blkno, SimhashPageGetOpaque(page)->flags, flags));
+    const Size capacity = flags == SIMHASH_DIR ? SIMHASH_DIR_PER_PAGE : SIMHASH_ENTRIES_PER_PAGE;
+    if (SimhashPageGetOpaque(page)->nentries > capacity)
+        corrupted(s->index, psprintf("block %u claims %u entries", blkno, SimhashPageGetOpaque(page)->nentries));
+    return page;
+}
+
+// A data chain of table t: pages, sort order, directory. Returns its entries.
+void check_table(CheckState *s, const SimhashMetaData *meta, const SimhashGeometry *g, int t, SimhashEntryArray *out) {
+    const SimhashTable *table = &meta->tables[t];
+    const Size nprefixes = Size{1} << g->dirbits;
+    // For each page of the chain: its block number and the prefix of its last entry.
+    BlockNumber *chain = static_cast<BlockNumber *>(palloc((table->npages + 1) * sizeof(BlockNumber)));
+    uint32 *last_prefix = static_cast<uint32 *>(palloc((table->npages + 1) * sizeof(uint32)));
+    uint32 npages = 0;
+    uint32 previous = 0;
+    for (BlockNumber blkno = table->first; blkno != InvalidBlockNumber;) {
+        CHECK_FOR_INTERRUPTS();
+        if (npages >= table->npages) corrupted(s->index, psprintf("table %d has more than %u pages", t, table->npages));
+        Buffer buffer;
+        Page page = read_page(s, blkno, SIMHASH_DATA, &buffer);
+        const SimhashEntry *entries = SimhashPageGetEntries(page);
+        const int n = SimhashPageGetOpaque(page)->nentries;
+        if (n == 0) corrupted(s->index, psprintf("table %d has an empty data page %u", t, blkno));
+        for (int i = 0; i < n; ++i) {
+            const uint32 block = simhash_block(entries[i].fp, g, t);
+            if (block < previous)
+                corrupted(s->index, psprintf("table %d is out of order at block %u, entry %d", t, blkno, i));
+            previous = block;
+            ItemPointerData tid = entries[i].tid;
+            simhash_array_push(out, entries[i].fp, &tid);
+        }
+        chain[npages] = blkno;
+        last_prefix[npages] = simhash_prefix(previous, g, t);
+        npages++;
+        blkno = SimhashPageGetOpaque(page)->next;
+        UnlockReleaseBuffer(buffer);
+    }
+    if (npages != table->npages) corrupted(s->index, psprintf("table %d has %u pages, metapage says %u", t, npages, table->npages));
+    if (table->ndirpages != (nprefixes + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
+        corrupted(s->index, psprintf("table %d has %u directory pages", t, table->ndirpages));
+
+    // Directory: slot p names the page holding the first entry whose prefix is >= p.
+    uint32 position = 0;  // chain index of that page
+    for (uint32 d = 0; d < table->ndirpages; ++d) {
+        Buffer buffer;
+        Page page = read_page(s, table->dir[d], SIMHASH_DIR, &buffer);
+        const BlockNumber *slots = SimhashPageGetDir(page);
+        const Size first = Size{d} * SIMHASH_DIR_PER_PAGE;
+        const Size count = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), nprefixes - first);
+        if (SimhashPageGetOpaque(page)->nentries != count)
+            corrupted(s->index, psprintf("directory page %u of table %d has %u slots", table->dir[d], t, SimhashPageGetOpaque(page)->nentries));
+        for (Size i = 0; i < count; ++i) {
+            const uint32 prefix = static_cast<uint32>(first + i);
+            while (position < npages && last_prefix[position] < prefix) position++;
+            const BlockNumber expected = position < npages ? chain[position] : InvalidBlockNumber;
+            if (slots[i] != expected)
+                corrupted(s->index, psprintf("directory of table %d sends prefix %u to block %u instead of %u", t, prefix,
+                                             slots[i], expected));
+        }
+        UnlockReleaseBuffer(buffer);
+    }
+    pfree(chain);
+    pfree(last_prefix);
+}
+
+uint64 check_pending(CheckState *s, BlockNumber blkno, BlockNumber tail) {
+    uint64 n = 0;
+    BlockNumber last = InvalidBlockNumber;
+    while (blkno != InvalidBlockNumber) {
+        CHECK_FOR_INTERRUPTS();
+        Buffer buffer;
+        Page page = read_page(s, blkno, SIMHASH_PENDING, &buffer);
+        const SimhashEntry *entries = SimhashPageGetEntries(page);
+        for (int i = 0; i < SimhashPageGetOpaque(page)->nentries; ++i) {
+            ItemPointerData tid = entries[i].tid;
+            simhash_array_push(&s->all, entries[i].fp, &tid);
+            n++;
+        }
+        last = blkno;
+        blkno = SimhashPageGetOpaque(page)->next;
+        UnlockReleaseBuffer(buffer);
+    }
+    if (last != tail) corrupted(s->index, psprintf("pending chain ends at block %u, metapage says %u", last, tail));
+    return n;
+}
+
+void heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive, void *state) {
+    CheckState *s = static_cast<CheckState *>(state);
+    if (isnull[0]) return;
+    SimhashEntry key;
+    key.fp = DatumGetInt64(values[0]);
+    key.tid = *tid;
+    s->heap_checked += 1;
+    if (!bsearch(&key, s->all.items, s->all.n, sizeof(SimhashEntry), compare_entries))
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("heap tuple (%u,%u) with fingerprint " INT64_FORMAT " is missing from simhash index \"%s\"",
+                               ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid), key.fp,
+                               RelationGetRelationName(index))));
+}
+
+}  // namespace
+
+SIMHASH_FUNCTION(simhash_index_check) {
+    const Oid indexoid = PG_GETARG_OID(0);
+    const Oid heapoid = IndexGetRelation(indexoid, true);
+    if (!OidIsValid(heapoid))
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+    Relation heap = table_open(heapoid, ShareLock);
+    Relation index = index_open(indexoid, AccessShareLock);
+    if (index->rd_indam->ambuild != simhash_ambuild)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+    if (!index->rd_index->indisvalid)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
+                        errdetail("Index is not valid.")));
+
+    MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "simhash check", ALLOCSET_DEFAULT_SIZES);
+    MemoryContext old_context = MemoryContextSwitchTo(context);
+    CheckState *s = static_cast<CheckState *>(palloc0(sizeof(CheckState)));
+    s->index = index;
+    s->nblocks = RelationGetNumberOfBlocks(index);
+    s->owner = static_cast<uint8 *>(palloc0(Max(s->nblocks, 1)));
+
+    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    {
+        Buffer buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+        LockBuffer(buffer, BUFFER_LOCK_SHARE);
+        memcpy(meta, simhash_check_meta(index, BufferGetPage(buffer)), sizeof(SimhashMetaData));
+        UnlockReleaseBuffer(buffer);
+        s->owner[SIMHASH_METAPAGE_BLKNO] = 1;
+    }
+    // Page IDs of every page, reachable or not.
+    for (BlockNumber blkno = 1; blkno < s->nblocks; ++blkno) {
+        Buffer buffer = ReadBuffer(index, blkno);
+        LockBuffer(buffer, BUFFER_LOCK_SHARE);
+        Page page = BufferGetPage(buffer);
+        if (!PageIsNew(page)) simhash_check_page(index, page, blkno, 0);
+        UnlockReleaseBuffer(buffer);
+    }
+
+    if (meta->tables[0].first != InvalidBlockNumber) {
+        if (meta->dirbits < 1 || meta->dirbits > 64 / meta->ntables) corrupted(index, "invalid dirbits in metapage");
+        SimhashGeometry g;
+        simhash_geometry(meta->ntables, meta->dirbits, &g);
+        check_table(s, meta, &g, 0, &s->all);
+        if (s->all.n != meta->nentries)
+            corrupted(index, psprintf("table 0 has %zu entries, metapage says " UINT64_FORMAT, s->all.n, meta->nentries));
+        qsort(s->all.items, s->all.n, sizeof(SimhashEntry), compare_entries);
+        for (int t = 1; t < meta->ntables; ++t) {
+            SimhashEntryArray other = {nullptr, 0, 0};
+            check_table(s, meta, &g, t, &other);
+            if (other.n != s->all.n) corrupted(index, psprintf("table %d has %zu entries, table 0 has %zu", t, other.n, s->all.n));
+            qsort(other.items, other.n, sizeof(SimhashEntry), compare_entries);
+            if (memcmp(other.items, s->all.items, other.n * sizeof(SimhashEntry)) != 0)
+                corrupted(index, psprintf("table %d does not hold the same entries as table 0", t));
+            pfree(other.items);
+        }
+    } else if (meta->nentries != 0) {
+        corrupted(index, "metapage counts entries but has no tables");
+    }
+    if (check_pending(s, meta->pending_head, meta->pending_tail) != meta->npending)
+        corrupted(index, "pending list entry count differs from the metapage");
+    if (check_pending(s, meta->merge_head, meta->merge_tail) != meta->nmerge)
+        corrupted(index, "merge list entry count differs from the metapage");
+    qsort(s->all.items, s->all.n, sizeof(SimhashEntry), compare_entries);
+
+    // Every heap tuple that needs an index entry has one.
+    IndexInfo *indexInfo = BuildIndexInfo(index);
+    table_index_build_scan(heap, index, indexInfo, true, false, heap_callback, s, nullptr);
+
+    MemoryContextSwitchTo(old_context);
+    MemoryContextDelete(context);
+    index_close(index, AccessShareLock);
+    table_close(heap, ShareLock);
+    PG_RETURN_VOID();
+}

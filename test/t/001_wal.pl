@@ -1,0 +1,70 @@
+# A streaming standby replays the simhash index (build, inserts, merges, VACUUM) and answers the
+# same queries as the primary, through the index.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->start;
+$primary->backup('backup');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'backup', has_streaming => 1);
+$standby->start;
+
+my $queries = q{
+SET enable_seqscan = off;
+SELECT string_agg(q || ':' || k || ':' || n, ',' ORDER BY q, k) FROM (
+    SELECT q, k, (SELECT count(*) FROM docs WHERE hamming(fp, hashtextextended('doc' || q, 0)) <= k) AS n
+    FROM generate_series(1, 40) q, generate_series(0, 9) k) x;
+};
+my $truth_query = $queries =~ s/enable_seqscan = off/enable_indexscan = off; SET enable_bitmapscan = off/r;
+
+sub check_same {
+	my ($label) = @_;
+	$primary->wait_for_catchup($standby);
+	my $on_primary = $primary->safe_psql('postgres', $queries);
+	my $truth = $primary->safe_psql('postgres', $truth_query);
+	my $on_standby = $standby->safe_psql('postgres', $queries);
+	is($on_primary, $truth, "$label: primary index answers equal a seq scan");
+	is($on_standby, $on_primary, "$label: standby answers equal the primary");
+	my $plan = $standby->safe_psql('postgres',
+		"SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT * FROM docs WHERE hamming(fp, 1) <= 3");
+	like($plan, qr/docs_fp/, "$label: standby uses the index");
+}
+
+$primary->safe_psql('postgres', q{
+CREATE EXTENSION simhash;
+CREATE TABLE docs (id int, fp bigint);
+INSERT INTO docs SELECT g, hashtextextended('doc' || g, 0) FROM generate_series(1, 20000) g;
+INSERT INTO docs SELECT 100000 + g * 64 + b, hashtextextended('doc' || g, 0) # (1::bigint << b)
+    FROM generate_series(1, 40) g, generate_series(0, 63, 7) b;
+CREATE INDEX docs_fp ON docs USING simhash (fp) WITH (pending_limit = 64);
+});
+check_same('after build');
+
+$primary->safe_psql('postgres', q{
+INSERT INTO docs SELECT 200000 + g, hashtextextended('doc' || (g % 40 + 1), 0) # (3::bigint << (g % 60))
+    FROM generate_series(1, 10000) g;
+});
+check_same('after inserts and insert-triggered merges');
+
+$primary->safe_psql('postgres', q{DELETE FROM docs WHERE id % 4 = 0; VACUUM docs;});
+check_same('after DELETE and VACUUM');
+
+$primary->safe_psql('postgres', q{UPDATE docs SET fp = fp # 1 WHERE id % 5 = 0; INSERT INTO docs VALUES (1, NULL);});
+check_same('after UPDATE (pending list)');
+
+is($primary->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'primary index verifies');
+
+# Promote the standby: its replayed index verifies and keeps working.
+$standby->promote;
+is($standby->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'promoted standby index verifies');
+$standby->safe_psql('postgres', "INSERT INTO docs SELECT 900000 + g, g FROM generate_series(1, 100) g; VACUUM docs;");
+is($standby->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'promoted standby index verifies after writes');
+
+$standby->stop;
+$primary->stop;
+done_testing();
