@@ -63,3 +63,32 @@ SELECT m.lang, count(*) AS mirror_copies,
        max(hamming(m.fp, o.fp)) AS max_bits, round(min(minhash_jaccard(m.sig, o.sig))::numeric, 2) AS min_jaccard
 FROM docs m JOIN docs o ON m.source = o.source || ' (mirror copy)'
 GROUP BY m.lang ORDER BY m.lang;
+
+\echo '== The simhash index: hamming(fp, q) <= k is answered from it, exactly'
+CREATE INDEX docs_fp_idx ON docs USING simhash (fp);
+ANALYZE docs;
+SELECT fp AS gpl3 FROM docs WHERE source = '/usr/share/common-licenses/GPL-3' \gset
+EXPLAIN (COSTS OFF) SELECT id, source FROM docs WHERE hamming(fp, :gpl3) <= 3;
+SELECT left(source, 60) AS within_3_bits_of_gpl3, hamming(fp, :gpl3) AS bits
+FROM docs WHERE hamming(fp, :gpl3) <= 3 ORDER BY bits, source LIMIT 10;
+
+\echo '== Groups (simhash_groups, leader method: every member within 3 bits of the row kept)'
+CREATE TEMP TABLE groups AS SELECT * FROM simhash_groups('SELECT id, fp FROM docs', 3, 'leader');
+SELECT count(*) AS documents, count(DISTINCT group_id) AS groups,
+       count(*) FILTER (WHERE id <> group_id) AS duplicates_to_remove FROM groups;
+
+\echo '== Keep one document per group; what was removed and why (first 25)'
+CREATE TEMP TABLE removed AS
+WITH deleted AS (DELETE FROM docs d USING groups g WHERE d.id = g.id AND g.id <> g.group_id
+                 RETURNING d.id, d.source, d.fp, g.group_id)
+SELECT * FROM deleted;
+SELECT left(r.source, 44) AS removed, left(k.source, 44) AS near_duplicate_of_kept, hamming(r.fp, k.fp) AS bits
+FROM removed r JOIN docs k ON k.id = r.group_id
+ORDER BY hamming(r.fp, k.fp) DESC, r.source LIMIT 25;
+SELECT (SELECT count(*) FROM removed) AS removed, count(*) AS kept, pg_size_pretty(sum(octet_length(body))) AS text_kept FROM docs;
+
+\echo '== MinHash LSH on what is left: pairs with estimated Jaccard >= 0.5 (the short Chinese mirrors SimHash at 3 bits missed)'
+SELECT left(a.source, 40) AS document, left(b.source, 40) AS near_duplicate, round(p.jaccard::numeric, 2) AS jaccard,
+       hamming(a.fp, b.fp) AS simhash_bits
+FROM minhash_pairs('SELECT id, sig FROM docs', 0.5) p JOIN docs a ON a.id = p.id_a JOIN docs b ON b.id = p.id_b
+ORDER BY p.jaccard DESC, a.source LIMIT 15;
