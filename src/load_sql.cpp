@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/near_pairs.h"
 #include "guard.h"
 
 extern "C" {
@@ -50,48 +51,16 @@ constexpr uint32 kLockKeys = 1024;
 // locktag_field4 of our advisory locks (pg_locks.objsubid), apart from pg_advisory_lock's 1 and 2.
 constexpr uint16 kLockSpace = 0x5348;  // "SH"
 
-uint64 mix64(uint64 x) {  // splitmix64 finalizer
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
+int neighbourhood_keys(int64 fp, int radius, uint32 *keys) {
+    return simhash::neighbourhood_lock_keys(static_cast<uint64_t>(fp), radius, kLockKeys, keys);
 }
 
-// The folded lock keys of `fp`'s neighbourhood, sorted and distinct; returns how many (<= 65).
-int neighbourhood_keys(int64 fp, int radius, uint32 *keys) {
-    int n = 0;
-    if (radius >= 64) {
-        keys[n++] = 0;  // every fingerprint is within 64 bits of every other: one shared key
-        return n;
-    }
-    if (radius < 0) radius = 0;
-    const int m = radius + 1;  // blocks; lengths 64 / m, the first 64 % m one bit longer
-    const uint64 bits = static_cast<uint64>(fp);
-    int shift = 0;  // bits above the current block
-    for (int i = 0; i < m; ++i) {
-        const int len = 64 / m + (i < 64 % m ? 1 : 0);
-        const uint64 value = len == 64 ? bits : (bits << shift) >> (64 - len);
-        shift += len;
-        const uint64 h = mix64(value + 0x9e3779b97f4a7c15ULL * static_cast<uint64>(i + 1) +
-                               (static_cast<uint64>(m) << 56));
-        keys[n++] = static_cast<uint32>(h % kLockKeys);
-    }
-    // Insertion sort + unique (n <= 64).
-    for (int i = 1; i < n; ++i) {
-        const uint32 k = keys[i];
-        int j = i - 1;
-        while (j >= 0 && keys[j] > k) {
-            keys[j + 1] = keys[j];
-            --j;
-        }
-        keys[j + 1] = k;
-    }
-    int u = 0;
-    for (int i = 0; i < n; ++i)
-        if (u == 0 || keys[u - 1] != keys[i]) keys[u++] = keys[i];
-    return u;
+int radius_argument(FunctionCallInfo fcinfo, int arg) {
+    const int32 radius = PG_GETARG_INT32(arg);
+    if (radius < 0 || radius > 64)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("radius must be between 0 and 64, not %d", radius)));
+    return radius;
 }
 
 void lock_neighbourhood(Oid relid, int64 fp, int radius) {
@@ -413,20 +382,14 @@ SIMHASH_FUNCTION(simhash_dedup) {
 // simhash_lock_neighbourhood(fingerprint, radius, scope): the trigger's locks, for load procedures
 // of one's own (hold them, then check, then insert; they last until the transaction ends).
 SIMHASH_FUNCTION(simhash_lock_neighbourhood) {
-    const int32 radius = PG_GETARG_INT32(1);
-    if (radius < 0 || radius > 64)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("radius must be between 0 and 64, not %d", radius)));
+    const int radius = radius_argument(fcinfo, 1);
     lock_neighbourhood(PG_GETARG_OID(2), PG_GETARG_INT64(0), radius);
     PG_RETURN_VOID();
 }
 
 // simhash_neighbourhood_keys(fingerprint, radius): the folded lock keys, for inspection.
 SIMHASH_FUNCTION(simhash_neighbourhood_keys) {
-    const int32 radius = PG_GETARG_INT32(1);
-    if (radius < 0 || radius > 64)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("radius must be between 0 and 64, not %d", radius)));
+    const int radius = radius_argument(fcinfo, 1);
     uint32 keys[65];
     const int n = neighbourhood_keys(PG_GETARG_INT64(0), radius, keys);
     Datum *elems = static_cast<Datum *>(palloc(sizeof(Datum) * n));
