@@ -292,7 +292,8 @@ COMMENT ON FUNCTION minhash_pairs(text, double precision, integer, integer, text
     'Pairs of rows of query (id bigint, signature integer[]) whose estimated Jaccard is at least threshold, found by LSH banding (bands x rows chosen from the threshold unless given) and verified on the whole signature; once each, id_a < id_b';
 
 --------------------------------------------------------------------------------------------------
--- Deduplication on load (issue 4, on load): a BEFORE INSERT OR UPDATE row trigger that skips,
+-- Deduplication on load (issue 4, on load): a BEFORE INSERT OR UPDATE row trigger (plain bigint
+-- fingerprint column; generated columns are computed after BEFORE triggers and are refused) that skips,
 -- rejects or marks rows within a radius of a stored row (or of a row inserted earlier by the same
 -- statement), race-free through transaction-scoped advisory locks on the fingerprint's
 -- neighbourhood (radius + 1 blocks, pigeonhole), and the lock helper for load procedures.
@@ -301,7 +302,7 @@ COMMENT ON FUNCTION minhash_pairs(text, double precision, integer, integer, text
 CREATE FUNCTION simhash_dedup() RETURNS trigger
     AS 'MODULE_PATHNAME', 'simhash_dedup' LANGUAGE C;
 COMMENT ON FUNCTION simhash_dedup() IS
-    'Row trigger: BEFORE INSERT OR UPDATE OF fp ... FOR EACH ROW EXECUTE FUNCTION simhash_dedup(fingerprint column, radius 0..64, action [, ...]): ''skip'' drops a near-duplicate, ''error'' raises 23505 (optional 4th argument: key column named in the detail), ''mark'' sets the column named by the 4th argument to the key (5th argument, default id) of the row it duplicates and keeps it; race-free between concurrent loaders';
+    'Row trigger: BEFORE INSERT OR UPDATE ... FOR EACH ROW EXECUTE FUNCTION simhash_dedup(fingerprint column, radius 0..64, action [, ...]): ''skip'' drops a near-duplicate, ''error'' raises 23505 (optional 4th argument: key column named in the detail), ''mark'' sets the column named by the 4th argument to the key (5th argument, default id) of the row it duplicates and keeps it; race-free between concurrent loaders';
 
 CREATE FUNCTION simhash_lock_neighbourhood(fingerprint bigint, radius integer, scope regclass) RETURNS void
     AS 'MODULE_PATHNAME', 'simhash_lock_neighbourhood' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;

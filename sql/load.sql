@@ -143,8 +143,27 @@ ALTER TABLE load_pages RENAME TO load_pages2;
 INSERT INTO load_pages2 (id, fp) VALUES (300, 1285040586020892459), (301, 1285040586020892458) RETURNING id;
 ALTER TABLE load_pages2 RENAME TO load_pages;
 
+-- A fingerprint computed by a BEFORE trigger that fires first (triggers fire in name order), with
+-- the dedup trigger on INSERT OR UPDATE (no column list: it checks only when fp changed).
+CREATE TABLE load_docs (id int PRIMARY KEY, body text, fp bigint);
+CREATE FUNCTION load_docs_fp() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.fp := simhash(NEW.body);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER a_fp BEFORE INSERT OR UPDATE OF body ON load_docs FOR EACH ROW EXECUTE FUNCTION load_docs_fp();
+CREATE TRIGGER b_dedup BEFORE INSERT OR UPDATE ON load_docs FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+INSERT INTO load_docs (id, body) VALUES
+    (1, 'the quick brown fox jumps over the lazy dog near the river bank today'),
+    (2, 'the quick brown fox jumps over the lazy dog near the river bank today'),
+    (3, 'an entirely different sentence about databases, indexes and fingerprints');
+UPDATE load_docs SET body = 'the quick brown fox jumps over the lazy dog near the river bank today' WHERE id = 3;
+SELECT id, left(body, 20) AS body FROM load_docs ORDER BY id;
+DROP TABLE load_docs;
+DROP FUNCTION load_docs_fp();
+
 -- Argument and usage errors (the arguments are read when the trigger first fires).
-CREATE TABLE load_bad (id int, fp bigint, fptext text, mark bigint);
+CREATE TABLE load_bad (id int, fp bigint, fptext text, mark bigint, fpgen bigint GENERATED ALWAYS AS (fp # 1) STORED);
 CREATE FUNCTION load_bad_try(args text, timing text DEFAULT 'BEFORE INSERT', level text DEFAULT 'ROW') RETURNS text
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -155,6 +174,7 @@ END $$;
 SELECT args, load_bad_try(args) FROM (VALUES
     (''), ($$'fp', '3'$$), ($$'fp', '65', 'skip'$$), ($$'fp', '-1', 'skip'$$), ($$'fp', 'three', 'skip'$$),
     ($$'fp', '3 ', 'skip'$$), ($$'fp', '3', 'drop'$$), ($$'nope', '3', 'skip'$$), ($$'fptext', '3', 'skip'$$),
+    ($$'fpgen', '3', 'skip'$$),
     ($$'fp', '3', 'skip', 'extra'$$), ($$'fp', '3', 'mark'$$), ($$'fp', '3', 'mark', 'nope'$$),
     ($$'fp', '3', 'mark', 'mark'$$), ($$'fp', '3', 'mark', 'fp', 'id'$$), ($$'fp', '3', 'error', 'nope'$$),
     ($$'fp', '3', 'mark', 'mark', 'id', 'extra'$$), ($$'fp', '0', 'skip'$$), ($$'fp', '64', 'skip'$$)) v(args);

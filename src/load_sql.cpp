@@ -156,6 +156,13 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel) {
     if (TupleDescAttr(desc, fp_attnum - 1)->atttypid != INT8OID)
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                         errmsg("simhash_dedup: fingerprint column \"%s\" must be of type bigint", args[0])));
+    if (TupleDescAttr(desc, fp_attnum - 1)->attgenerated != '\0')
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("simhash_dedup: fingerprint column \"%s\" is a generated column", args[0]),
+                 errdetail("Generated columns are computed after BEFORE triggers: the trigger would see NULL."),
+                 errhint("Make it a plain bigint column set by the load (simhash(body)) or by a BEFORE trigger "
+                         "whose name sorts before this one.")));
     int mark_attnum = 0;
     const char *key_column = nullptr;
     if (action == kMark) {
