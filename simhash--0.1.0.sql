@@ -290,3 +290,26 @@ CREATE FUNCTION minhash_pairs(query text, threshold double precision DEFAULT 0.8
     AS 'MODULE_PATHNAME', 'minhash_pairs' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION minhash_pairs(text, double precision, integer, integer, text) IS
     'Pairs of rows of query (id bigint, signature integer[]) whose estimated Jaccard is at least threshold, found by LSH banding (bands x rows chosen from the threshold unless given) and verified on the whole signature; once each, id_a < id_b';
+
+--------------------------------------------------------------------------------------------------
+-- Deduplication on load (issue 4, on load): a BEFORE INSERT OR UPDATE row trigger (plain bigint
+-- fingerprint column; generated columns are computed after BEFORE triggers and are refused) that skips,
+-- rejects or marks rows within a radius of a stored row (or of a row inserted earlier by the same
+-- statement), race-free through transaction-scoped advisory locks on the fingerprint's
+-- neighbourhood (radius + 1 blocks, pigeonhole), and the lock helper for load procedures.
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_dedup() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'simhash_dedup' LANGUAGE C;
+COMMENT ON FUNCTION simhash_dedup() IS
+    'Row trigger: BEFORE INSERT OR UPDATE ... FOR EACH ROW EXECUTE FUNCTION simhash_dedup(fingerprint column, radius 0..64, action [, ...]): ''skip'' drops a near-duplicate, ''error'' raises 23505 (optional 4th argument: key column named in the detail), ''mark'' sets the column named by the 4th argument to the key (5th argument, default id) of the row it duplicates and keeps it; race-free between concurrent loaders';
+
+CREATE FUNCTION simhash_lock_neighbourhood(fingerprint bigint, radius integer, scope regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'simhash_lock_neighbourhood' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_lock_neighbourhood(bigint, integer, regclass) IS
+    'Takes the transaction-scoped advisory locks simhash_dedup() takes for a fingerprint: any two fingerprints within radius bits share at least one lock in the same scope (table); at most 1024 distinct locks per scope';
+
+CREATE FUNCTION simhash_neighbourhood_keys(fingerprint bigint, radius integer) RETURNS integer[]
+    AS 'MODULE_PATHNAME', 'simhash_neighbourhood_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_neighbourhood_keys(bigint, integer) IS
+    'The folded lock keys (0..1023, sorted, distinct) of a fingerprint''s neighbourhood: pg_locks shows them as advisory locks with classid = table oid, objid = key, objsubid = 21320';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian bookworm machine: installs the packages, builds, runs the
-# core unit tests (GoogleTest/CTest), the pg_regress suite against a throwaway cluster, and the TAP
+# core unit tests (GoogleTest/CTest), the pg_regress suite and isolation specs against a throwaway cluster, and the TAP
 # tests (each starts clusters of its own). Leaves nothing running.
 source "$(dirname "$0")/common.sh"
 
@@ -11,9 +11,9 @@ echo "==> core unit tests"
 make -C "$REPO_ROOT" -s unit
 
 start_cluster
-echo "==> pg_regress"
+echo "==> pg_regress and isolation tests"
 if ! make -C "$REPO_ROOT" -s installcheck PG_CONFIG="$PG_BIN/pg_config"; then
-    cat "$REPO_ROOT/regression.diffs" 2>/dev/null | head -200
+    cat "$REPO_ROOT/regression.diffs" "$REPO_ROOT/output_iso/regression.diffs" 2>/dev/null | head -200
     exit 1
 fi
 stop_cluster

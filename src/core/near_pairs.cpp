@@ -713,4 +713,24 @@ RunStatus minhash_pairs(const int64_t *ids, const uint32_t *signatures, size_t n
     }
 }
 
+int neighbourhood_lock_keys(uint64_t fingerprint, int radius, uint32_t nkeys, uint32_t *keys) {
+    if (radius >= 64) {
+        keys[0] = 0;
+        return 1;
+    }
+    if (radius < 0) radius = 0;
+    const int m = radius + 1;
+    int n = 0, shift = 0;  // shift: bits above the current block
+    for (int i = 0; i < m; ++i) {
+        const int len = 64 / m + (i < 64 % m ? 1 : 0);
+        const uint64_t value = len == 64 ? fingerprint : (fingerprint << shift) >> (64 - len);
+        shift += len;
+        const uint64_t h = mix64(value + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i + 1) +
+                                 (static_cast<uint64_t>(m) << 56));
+        keys[n++] = static_cast<uint32_t>(h % nkeys);
+    }
+    std::sort(keys, keys + n);
+    return static_cast<int>(std::unique(keys, keys + n) - keys);
+}
+
 }  // namespace simhash

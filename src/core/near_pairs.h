@@ -158,6 +158,13 @@ RunStatus minhash_pairs(const int64_t *ids, const uint32_t *signatures, size_t n
 // The bucket hash of one band of a signature (equal bands have equal hashes).
 uint64_t minhash_band_hash(const uint32_t *signature, int band, int rows);
 
+// Lock keys of a fingerprint's neighbourhood (deduplication on load): the 64 bits are cut into
+// radius + 1 contiguous blocks (64 / m bits, the first 64 % m one bit longer); two fingerprints
+// within `radius` bits agree exactly on at least one block (pigeonhole), so they share the key
+// hash(block number, block value) % nkeys of that block. Radius 64 (or more) gives the single key 0.
+// Writes the keys, sorted ascending and distinct, to `keys` (room for 65) and returns how many.
+int neighbourhood_lock_keys(uint64_t fingerprint, int radius, uint32_t nkeys, uint32_t *keys);
+
 }  // namespace simhash
 
 #include "cpp_only.h"

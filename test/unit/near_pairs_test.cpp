@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <cmath>
 #include <numeric>
@@ -399,6 +400,37 @@ TEST(MinhashLsh, FindsPlantedPairsOnceAndVerifiesThem) {
     EXPECT_THROW(minhash_pairs(ids.data(), signatures.data(), n, slots, threshold, LshParameters{20, 7}, collect_jaccard,
                                control),
                  std::invalid_argument);
+}
+
+// Dedup-on-load locks: any two fingerprints within the radius share a key (pigeonhole), keys
+// are sorted, distinct, below nkeys, at most radius + 1 of them; fingerprints exactly at the
+// boundary (radius bits apart) are covered too.
+TEST(NeighbourhoodLockKeys, NearDuplicatesShareAKey) {
+    std::mt19937_64 rng(42);
+    for (int radius = 0; radius <= 64; ++radius) {
+        for (int trial = 0; trial < 300; ++trial) {
+            const uint64_t a = rng();
+            uint64_t b = a;
+            const int flips = radius == 0 ? 0 : static_cast<int>(rng() % (radius + 1));
+            for (int f = 0; f < flips; ++f) b ^= uint64_t{1} << (rng() % 64);  // at most `flips` bits
+            if (trial == 0 && radius < 64) {  // exactly `radius` bits apart
+                b = a;
+                for (int bit = 0; bit < radius; ++bit) b ^= uint64_t{1} << (bit * 64 / (radius ? radius : 1) % 64);
+            }
+            ASSERT_LE(hamming_distance(a, b), radius);
+            uint32_t ka[65], kb[65];
+            const int na = neighbourhood_lock_keys(a, radius, 1024, ka);
+            const int nb = neighbourhood_lock_keys(b, radius, 1024, kb);
+            ASSERT_GE(na, 1);
+            ASSERT_LE(na, std::min(radius + 1, 64));
+            ASSERT_TRUE(std::is_sorted(ka, ka + na));
+            ASSERT_EQ(std::adjacent_find(ka, ka + na), ka + na);
+            ASSERT_LT(*std::max_element(ka, ka + na), 1024u);
+            std::vector<uint32_t> common;
+            std::set_intersection(ka, ka + na, kb, kb + nb, std::back_inserter(common));
+            ASSERT_FALSE(common.empty()) << "radius " << radius << " a " << a << " b " << b;
+        }
+    }
 }
 
 }  // namespace

@@ -1,0 +1,189 @@
+-- Deduplication on load: the simhash_dedup() trigger (skip, error, mark), in batches and COPY,
+-- radius boundaries, NULL fingerprints, UPDATE, argument errors, the lock keys. The race-freedom
+-- between concurrent loaders is tested by the isolation spec specs/load_race.spec.
+
+CREATE FUNCTION load_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE stmt;
+    RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE || ': ' || SQLERRM;
+END $$;
+
+CREATE TABLE load_pages (id bigserial PRIMARY KEY, fp bigint, dup_of bigint, note text);
+CREATE INDEX load_pages_fp ON load_pages USING simhash (fp);
+CREATE TRIGGER dedup BEFORE INSERT OR UPDATE OF fp ON load_pages
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+
+-- skip: against stored rows. 7 is exactly 3 bits from 0 (a duplicate), 15 is 4 bits away (kept).
+INSERT INTO load_pages (fp, note) VALUES (0, 'first');
+INSERT INTO load_pages (fp, note) VALUES (7, '3 bits from 0') RETURNING id, fp;
+INSERT INTO load_pages (fp, note) VALUES (15, '4 bits from 0') RETURNING id, fp;
+-- 15 # 1 = 14 is 1 bit from 15 and 3 bits from 0: skipped.
+INSERT INTO load_pages (fp, note) VALUES (14, 'near both') RETURNING id, fp;
+
+-- skip within one INSERT ... SELECT: rows of the same statement see each other. The staging rows
+-- come in id order; 1<<40 and (1<<40)+3 are 2 bits apart, so only the first is kept; -1 and
+-- -1 # 7 (3 bits) likewise; 1<<20 | 1<<30 | 1<<50 | 1<<60 (4 bits from 0, 4+ from the rest) stays.
+CREATE TABLE load_staging (seq int, fp bigint);
+INSERT INTO load_staging VALUES
+    (1, 1::bigint << 40), (2, (1::bigint << 40) + 3), (3, -1), (4, -1 # 7),
+    (5, (1::bigint << 20) | (1::bigint << 30) | (1::bigint << 50) | (1::bigint << 60)),
+    (6, 1), (7, NULL), (8, NULL);
+INSERT INTO load_pages (fp, note) SELECT fp, 'staging ' || seq FROM load_staging ORDER BY seq
+RETURNING fp, note;
+
+-- COPY: same in-batch behaviour (COPY with a BEFORE ROW trigger inserts row by row).
+COPY load_pages (fp, note) FROM STDIN;
+-3670598878359251130	copy 1
+-3670598878359251129	copy 2 (1 bit from copy 1: skipped)
+-3670598878359251127	copy 3 (4 bits from copy 1, 3 from the skipped copy 2: kept)
+1099511627776	copy 4 (1<<40: stored already)
+-9223372036854775808	copy 5 (sign bit only: 1 bit from 0)
+3647684041653542134	copy 6
+\N	copy 7 (NULL)
+\.
+SELECT id, fp, note FROM load_pages ORDER BY id;
+
+-- NULL fingerprints duplicate nothing (like UNIQUE): all three NULL rows above were kept.
+SELECT count(*) AS null_rows FROM load_pages WHERE fp IS NULL;
+
+-- The lock keys: any two fingerprints within the radius share a key (pigeonhole over radius + 1
+-- blocks); at most radius + 1 keys per fingerprint, folded into 0..1023.
+SELECT simhash_neighbourhood_keys(0, 3) AS keys_r3, simhash_neighbourhood_keys(0, 0) AS keys_r0,
+       simhash_neighbourhood_keys(12345, 64) AS keys_r64, cardinality(simhash_neighbourhood_keys(-1, 63)) AS n_r63;
+WITH pairs AS (
+    SELECT r, a, a # ((1::bigint << (g % 64)) | (1::bigint << ((g * 7 + r) % 64)) | (1::bigint << ((g * 13 + 2 * r) % 64))
+                      | CASE WHEN r >= 6 THEN (1::bigint << ((g * 29) % 64)) | (1::bigint << ((g * 31 + 5) % 64))
+                             | (1::bigint << ((g * 37 + 9) % 64)) ELSE 0 END) AS b
+    FROM generate_series(1, 5000) g, hashint8extended(g, 0) a, (VALUES (3), (6), (12)) v(r)
+)
+SELECT r, count(*) AS pairs, max(hamming(a, b)) AS max_bits,
+       count(*) FILTER (WHERE NOT simhash_neighbourhood_keys(a, r) && simhash_neighbourhood_keys(b, r)) AS no_shared_key,
+       max(cardinality(simhash_neighbourhood_keys(a, r))) AS max_keys
+FROM pairs GROUP BY r ORDER BY r;
+SELECT min(k) >= 0 AND max(k) < 1024 AS keys_in_range
+FROM generate_series(1, 2000) g, unnest(simhash_neighbourhood_keys(hashint8extended(g, 0), g % 65)) k;
+
+-- The locks are transaction-scoped advisory locks on (table oid, key).
+BEGIN;
+SELECT simhash_lock_neighbourhood(0, 3, 'load_pages');
+SELECT classid = 'load_pages'::regclass::oid AS on_table, array_agg(objid::int ORDER BY objid) = simhash_neighbourhood_keys(0, 3) AS same_keys,
+       min(objsubid) AS objsubid, bool_and(mode = 'ExclusiveLock') AS exclusive
+FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() GROUP BY classid;
+COMMIT;
+SELECT count(*) AS left_after_commit FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+
+-- The check query has this form and uses the simhash index (exact, no recheck).
+PREPARE load_check(bigint, tid) AS
+    SELECT ctid, fp FROM ONLY public.load_pages WHERE hamming(fp, $1) <= 3 AND ctid <> $2
+    ORDER BY hamming(fp, $1), ctid LIMIT 1;
+SET plan_cache_mode = force_generic_plan;
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) EXECUTE load_check(7, '(0,0)');
+EXECUTE load_check(7, '(0,0)');
+RESET enable_seqscan;
+RESET plan_cache_mode;
+DEALLOCATE load_check;
+
+-- UPDATE OF fp is checked too, against every row but itself; an unchanged fingerprint is not.
+UPDATE load_pages SET fp = 3 WHERE note = '4 bits from 0' RETURNING fp;   -- 2 bits from 0: skipped
+UPDATE load_pages SET fp = 15 # 16 WHERE note = '4 bits from 0' RETURNING fp; -- 1 bit from itself only
+UPDATE load_pages SET note = note || '.' WHERE fp = 0 RETURNING note;
+
+-- error: SQLSTATE 23505 with the existing row in the detail (optional key column).
+DROP TRIGGER dedup ON load_pages;
+CREATE TRIGGER dedup BEFORE INSERT OR UPDATE OF fp ON load_pages
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'error', 'id');
+\set VERBOSITY default
+INSERT INTO load_pages (fp) VALUES (7);
+\set VERBOSITY terse
+SELECT load_try('INSERT INTO load_pages (fp) VALUES (7)');
+SELECT load_try('INSERT INTO load_pages (fp) VALUES (15)');  -- 4 bits from 0, but 1 bit from 31 (15 # 16)
+SELECT load_try($$INSERT INTO load_pages (fp, note) SELECT fp, 'err' FROM (VALUES (1::bigint << 33), ((1::bigint << 33) + 1)) v(fp)$$);
+SELECT count(*) AS rolled_back FROM load_pages WHERE note = 'err';
+DROP TRIGGER dedup ON load_pages;
+CREATE TRIGGER dedup BEFORE INSERT OR UPDATE OF fp ON load_pages
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '0', 'error');
+\set VERBOSITY default
+INSERT INTO load_pages (fp) VALUES (0);
+\set VERBOSITY terse
+INSERT INTO load_pages (fp, note) VALUES (1, 'radius 0: 1 bit is not a duplicate') RETURNING fp, note;
+
+-- mark: keep the row, set dup_of to the key of the closest unmarked row within the radius.
+DELETE FROM load_pages;
+DROP TRIGGER dedup ON load_pages;
+CREATE TRIGGER dedup BEFORE INSERT OR UPDATE OF fp ON load_pages
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of');
+INSERT INTO load_pages (id, fp, note) VALUES (100, 0, 'original'), (101, 1, 'copy of 100'), (102, 3, 'copy of 100 (2 bits), 1 bit from 101'),
+    (103, 255, 'unrelated'), (104, NULL, 'null'), (105, 127, '1 bit from 103'), (106, 1 # 256, 'marked 101 is closer, but 100 is unmarked');
+INSERT INTO load_pages (id, fp, dup_of, note) VALUES (107, 6148914691236517205, 999, 'user value replaced (no duplicate)');
+SELECT id, fp, dup_of, note FROM load_pages ORDER BY id;
+-- mark with another key column, any type the key casts to.
+ALTER TABLE load_pages ADD COLUMN dup_note text;
+DROP TRIGGER dedup ON load_pages;
+CREATE TRIGGER dedup BEFORE INSERT ON load_pages
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_note', 'note');
+INSERT INTO load_pages (id, fp) VALUES (108, 254) RETURNING id, dup_note;
+
+-- The check runs as the table owner: a loader with only INSERT privilege can load.
+DROP TRIGGER dedup ON load_pages;
+CREATE TRIGGER dedup BEFORE INSERT ON load_pages FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+CREATE ROLE regress_simhash_loader;
+GRANT INSERT ON load_pages TO regress_simhash_loader;
+SET ROLE regress_simhash_loader;
+INSERT INTO load_pages (id, fp, note) VALUES (200, -6566953864026435689, 'by loader'), (201, -6566953864026435695, 'by loader (2 bits from 200)');
+RESET ROLE;
+SELECT id, fp FROM load_pages WHERE note LIKE 'by loader%';
+DROP OWNED BY regress_simhash_loader;
+DROP ROLE regress_simhash_loader;
+
+-- Plans are cached per trigger and follow renames of the table.
+ALTER TABLE load_pages RENAME TO load_pages2;
+INSERT INTO load_pages2 (id, fp) VALUES (300, 1285040586020892459), (301, 1285040586020892458) RETURNING id;
+ALTER TABLE load_pages2 RENAME TO load_pages;
+
+-- A fingerprint computed by a BEFORE trigger that fires first (triggers fire in name order), with
+-- the dedup trigger on INSERT OR UPDATE (no column list: it checks only when fp changed).
+CREATE TABLE load_docs (id int PRIMARY KEY, body text, fp bigint);
+CREATE FUNCTION load_docs_fp() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.fp := simhash(NEW.body);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER a_fp BEFORE INSERT OR UPDATE OF body ON load_docs FOR EACH ROW EXECUTE FUNCTION load_docs_fp();
+CREATE TRIGGER b_dedup BEFORE INSERT OR UPDATE ON load_docs FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+INSERT INTO load_docs (id, body) VALUES
+    (1, 'the quick brown fox jumps over the lazy dog near the river bank today'),
+    (2, 'the quick brown fox jumps over the lazy dog near the river bank today'),
+    (3, 'an entirely different sentence about databases, indexes and fingerprints');
+UPDATE load_docs SET body = 'the quick brown fox jumps over the lazy dog near the river bank today' WHERE id = 3;
+SELECT id, left(body, 20) AS body FROM load_docs ORDER BY id;
+DROP TABLE load_docs;
+DROP FUNCTION load_docs_fp();
+
+-- Argument and usage errors (the arguments are read when the trigger first fires).
+CREATE TABLE load_bad (id int, fp bigint, fptext text, mark bigint, fpgen bigint GENERATED ALWAYS AS (fp # 1) STORED);
+CREATE FUNCTION load_bad_try(args text, timing text DEFAULT 'BEFORE INSERT', level text DEFAULT 'ROW') RETURNS text
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE 'DROP TRIGGER IF EXISTS bad ON load_bad';
+    EXECUTE format('CREATE TRIGGER bad %s ON load_bad FOR EACH %s EXECUTE FUNCTION simhash_dedup(%s)', timing, level, args);
+    RETURN load_try('INSERT INTO load_bad VALUES (1, 1, ''x'', NULL)');
+END $$;
+SELECT args, load_bad_try(args) FROM (VALUES
+    (''), ($$'fp', '3'$$), ($$'fp', '65', 'skip'$$), ($$'fp', '-1', 'skip'$$), ($$'fp', 'three', 'skip'$$),
+    ($$'fp', '3 ', 'skip'$$), ($$'fp', '3', 'drop'$$), ($$'nope', '3', 'skip'$$), ($$'fptext', '3', 'skip'$$),
+    ($$'fpgen', '3', 'skip'$$),
+    ($$'fp', '3', 'skip', 'extra'$$), ($$'fp', '3', 'mark'$$), ($$'fp', '3', 'mark', 'nope'$$),
+    ($$'fp', '3', 'mark', 'mark'$$), ($$'fp', '3', 'mark', 'fp', 'id'$$), ($$'fp', '3', 'error', 'nope'$$),
+    ($$'fp', '3', 'mark', 'mark', 'id', 'extra'$$), ($$'fp', '0', 'skip'$$), ($$'fp', '64', 'skip'$$)) v(args);
+SELECT load_bad_try($$'fp', '3', 'skip'$$, 'AFTER INSERT');
+SELECT load_bad_try($$'fp', '3', 'skip'$$, 'BEFORE INSERT', 'STATEMENT');
+SELECT load_try('SELECT simhash_dedup()');
+SELECT load_try($$SELECT simhash_lock_neighbourhood(0, 65, 'load_bad')$$);
+SELECT load_try('SELECT simhash_neighbourhood_keys(0, -1)');
+SELECT simhash_lock_neighbourhood(NULL, 3, 'load_bad') IS NULL AS strict;
+
+DROP TABLE load_pages, load_staging, load_bad;
+DROP FUNCTION load_try(text), load_bad_try(text, text, text);

@@ -1,0 +1,405 @@
+// Deduplication on load (issue 4): the trigger function simhash_dedup() and the lock helper
+// simhash_lock_neighbourhood().
+//
+// A BEFORE INSERT OR UPDATE ... FOR EACH ROW trigger, per row:
+//  1. locks the fingerprint's neighbourhood: the 64 bits are cut into m = radius + 1 blocks; two
+//     fingerprints within `radius` bits agree exactly on at least one block (pigeonhole), so the
+//     advisory locks (database, table oid, fold(block number, block value), 0x5348) of two
+//     near-duplicates always share at least one key. The keys are folded into kLockKeys values
+//     per table, de-duplicated and taken in ascending order (transaction-scoped, ExclusiveLock);
+//  2. with the locks held, runs the check query (a saved SPI plan per trigger, run as the table
+//     owner) `SELECT ... FROM ONLY t WHERE hamming(fp, $1) <= radius AND ctid <> $2 ORDER BY
+//     ... LIMIT 1`, which the simhash index serves. SPI takes a new snapshot after a command
+//     counter increment: in READ COMMITTED it sees every near-duplicate committed by a loader that
+//     held a shared key before us, and the rows inserted earlier by the same statement;
+//  3. skip (return NULL), error (23505) or mark (set a column to the matched row's key).
+// In REPEATABLE READ / SERIALIZABLE the transaction snapshot may predate a concurrent loader's
+// commit: when the check finds nothing, it runs once more with the latest snapshot and raises a
+// serialization failure (40001) if that one finds a near-duplicate (as ON CONFLICT does).
+//
+// Plain C-style code: no C++ object with a destructor is alive while PostgreSQL may raise.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/near_pairs.h"
+#include "guard.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+}
+
+namespace {
+
+// Distinct lock keys per table. Every session must use the same value (it is part of the lock
+// protocol), so it is a constant, not a setting.
+constexpr uint32 kLockKeys = 1024;
+// locktag_field4 of our advisory locks (pg_locks.objsubid), apart from pg_advisory_lock's 1 and 2.
+constexpr uint16 kLockSpace = 0x5348;  // "SH"
+
+int neighbourhood_keys(int64 fp, int radius, uint32 *keys) {
+    return simhash::neighbourhood_lock_keys(static_cast<uint64_t>(fp), radius, kLockKeys, keys);
+}
+
+int radius_argument(FunctionCallInfo fcinfo, int arg) {
+    const int32 radius = PG_GETARG_INT32(arg);
+    if (radius < 0 || radius > 64)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("radius must be between 0 and 64, not %d", radius)));
+    return radius;
+}
+
+void lock_neighbourhood(Oid relid, int64 fp, int radius) {
+    uint32 keys[65];
+    const int n = neighbourhood_keys(fp, radius, keys);
+    for (int i = 0; i < n; ++i) {
+        LOCKTAG tag;
+        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, keys[i], kLockSpace);
+        (void)LockAcquire(&tag, ExclusiveLock, false, false);
+    }
+}
+
+enum DedupAction { kSkip, kError, kMark };
+
+// One saved check plan per trigger (pg_trigger oid). Rebuilt when the table's relcache entry is
+// invalidated (rename, ALTER) and the query text changed.
+struct DedupEntry {
+    Oid tgoid;  // hash key
+    bool stale;
+    Oid relid;
+    DedupAction action;
+    int radius;
+    int fp_attnum;
+    int mark_attnum;  // 0 unless mark
+    bool has_key;     // the check query returns a 3rd column (mark value / key text)
+    char *query;      // in TopMemoryContext
+    SPIPlanPtr plan;  // saved
+};
+
+HTAB *dedup_entries = nullptr;
+
+void dedup_relcache_callback(Datum, Oid relid) {
+    if (dedup_entries == nullptr) return;
+    HASH_SEQ_STATUS status;
+    hash_seq_init(&status, dedup_entries);
+    DedupEntry *entry;
+    while ((entry = static_cast<DedupEntry *>(hash_seq_search(&status))) != nullptr)
+        if (relid == InvalidOid || entry->relid == relid) entry->stale = true;
+}
+
+int parse_radius(const char *text) {
+    char *end = nullptr;
+    errno = 0;
+    const long value = std::strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || value < 0 || value > 64)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash_dedup: radius must be an integer between 0 and 64, not \"%s\"", text)));
+    return static_cast<int>(value);
+}
+
+int column_attnum(Relation rel, const char *name, const char *role) {
+    const int attnum = SPI_fnumber(RelationGetDescr(rel), name);
+    if (attnum <= 0)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                        errmsg("simhash_dedup: %s column \"%s\" does not exist in table \"%s\"", role, name,
+                               RelationGetRelationName(rel))));
+    return attnum;
+}
+
+// Reads the trigger's arguments and (re)builds the check query of `entry`.
+void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel) {
+    const int nargs = trigger->tgnargs;
+    char **args = trigger->tgargs;
+    if (nargs < 3)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash_dedup: expected arguments (fingerprint column, radius, action [, ...]), got %d",
+                               nargs),
+                        errhint("For example: EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip').")));
+    DedupAction action;
+    int max_args;
+    if (std::strcmp(args[2], "skip") == 0) {
+        action = kSkip;
+        max_args = 3;
+    } else if (std::strcmp(args[2], "error") == 0) {
+        action = kError;
+        max_args = 4;  // optional key column named in the error detail
+    } else if (std::strcmp(args[2], "mark") == 0) {
+        action = kMark;
+        max_args = 5;  // mark column, optional key column (default id)
+        if (nargs < 4)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("simhash_dedup: action 'mark' needs the column to mark as 4th argument")));
+    } else {
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash_dedup: action must be 'skip', 'error' or 'mark', not \"%s\"", args[2])));
+    }
+    if (nargs > max_args)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash_dedup: too many arguments (%d) for action '%s'", nargs, args[2])));
+    const int radius = parse_radius(args[1]);
+    const int fp_attnum = column_attnum(rel, args[0], "fingerprint");
+    TupleDesc desc = RelationGetDescr(rel);
+    if (TupleDescAttr(desc, fp_attnum - 1)->atttypid != INT8OID)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("simhash_dedup: fingerprint column \"%s\" must be of type bigint", args[0])));
+    if (TupleDescAttr(desc, fp_attnum - 1)->attgenerated != '\0')
+        ereport(ERROR,
+                (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                 errmsg("simhash_dedup: fingerprint column \"%s\" is a generated column", args[0]),
+                 errdetail("Generated columns are computed after BEFORE triggers: the trigger would see NULL."),
+                 errhint("Make it a plain bigint column set by the load (simhash(body)) or by a BEFORE trigger "
+                         "whose name sorts before this one.")));
+    int mark_attnum = 0;
+    const char *key_column = nullptr;
+    if (action == kMark) {
+        mark_attnum = column_attnum(rel, args[3], "mark");
+        key_column = nargs == 5 ? args[4] : "id";
+        (void)column_attnum(rel, key_column, "key");
+        if (mark_attnum == fp_attnum)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("simhash_dedup: the mark column must not be the fingerprint column")));
+    } else if (action == kError && nargs == 4) {
+        key_column = args[3];
+        (void)column_attnum(rel, key_column, "key");
+    }
+
+    StringInfoData query;
+    initStringInfo(&query);
+    const char *fp = quote_identifier(args[0]);
+    appendStringInfo(&query, "SELECT ctid, %s", fp);
+    if (action == kMark) {
+        Form_pg_attribute mark = TupleDescAttr(desc, mark_attnum - 1);
+        appendStringInfo(&query, ", %s::%s", quote_identifier(key_column),
+                         format_type_extended(mark->atttypid, mark->atttypmod,
+                                              FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
+    } else if (key_column != nullptr) {
+        appendStringInfo(&query, ", %s::pg_catalog.text", quote_identifier(key_column));
+    }
+    appendStringInfo(&query, " FROM ONLY %s.%s WHERE hamming(%s, $1) <= %d AND ctid <> $2 ORDER BY ",
+                     quote_identifier(get_namespace_name(RelationGetNamespace(rel))),
+                     quote_identifier(RelationGetRelationName(rel)), fp, radius);
+    if (action == kMark)  // prefer an original (unmarked) row
+        appendStringInfo(&query, "%s IS NOT NULL, ", quote_identifier(args[3]));
+    appendStringInfo(&query, "hamming(%s, $1), ctid LIMIT 1", fp);
+
+    entry->relid = RelationGetRelid(rel);
+    entry->action = action;
+    entry->radius = radius;
+    entry->fp_attnum = fp_attnum;
+    entry->mark_attnum = mark_attnum;
+    entry->has_key = key_column != nullptr;
+    if (entry->plan != nullptr && entry->query != nullptr && std::strcmp(entry->query, query.data) == 0) {
+        entry->stale = false;
+        pfree(query.data);
+        return;
+    }
+    if (entry->plan != nullptr) {
+        SPI_freeplan(entry->plan);
+        entry->plan = nullptr;
+    }
+    if (entry->query != nullptr) {
+        pfree(entry->query);
+        entry->query = nullptr;
+    }
+    Oid argtypes[2] = {INT8OID, TIDOID};
+    SPIPlanPtr plan = SPI_prepare(query.data, 2, argtypes);
+    if (plan == nullptr)
+        elog(ERROR, "simhash_dedup: SPI_prepare failed for \"%s\": %s", query.data,
+             SPI_result_code_string(SPI_result));
+    SPI_keepplan(plan);
+    entry->plan = plan;
+    entry->query = MemoryContextStrdup(TopMemoryContext, query.data);
+    entry->stale = false;
+    pfree(query.data);
+}
+
+DedupEntry *lookup_entry(Trigger *trigger, Relation rel) {
+    if (dedup_entries == nullptr) {
+        HASHCTL ctl;
+        std::memset(&ctl, 0, sizeof(ctl));
+        ctl.keysize = sizeof(Oid);
+        ctl.entrysize = sizeof(DedupEntry);
+        dedup_entries = hash_create("simhash_dedup plans", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+        CacheRegisterRelcacheCallback(dedup_relcache_callback, (Datum)0);
+    }
+    bool found;
+    DedupEntry *entry = static_cast<DedupEntry *>(hash_search(dedup_entries, &trigger->tgoid, HASH_ENTER, &found));
+    if (!found) {
+        entry->stale = true;
+        entry->relid = InvalidOid;
+        entry->query = nullptr;
+        entry->plan = nullptr;
+    }
+    if (entry->stale || entry->relid != RelationGetRelid(rel)) prepare_entry(entry, trigger, rel);
+    return entry;
+}
+
+int simhash_distance_bits(int64 a, int64 b) {
+    return __builtin_popcountll(static_cast<uint64>(a) ^ static_cast<uint64>(b));
+}
+
+char *tid_text(Datum tid) { return DatumGetCString(DirectFunctionCall1(tidout, tid)); }
+
+}  // namespace
+
+SIMHASH_FUNCTION(simhash_dedup) {
+    if (!CALLED_AS_TRIGGER(fcinfo))
+        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                        errmsg("simhash_dedup: not called by trigger manager")));
+    TriggerData *trigdata = reinterpret_cast<TriggerData *>(fcinfo->context);
+    const TriggerEvent event = trigdata->tg_event;
+    if (!TRIGGER_FIRED_BEFORE(event) || !TRIGGER_FIRED_FOR_ROW(event) ||
+        !(TRIGGER_FIRED_BY_INSERT(event) || TRIGGER_FIRED_BY_UPDATE(event)))
+        ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+                        errmsg("simhash_dedup: must be fired BEFORE INSERT or UPDATE, FOR EACH ROW")));
+    Relation rel = trigdata->tg_relation;
+    const bool is_update = TRIGGER_FIRED_BY_UPDATE(event);
+    HeapTuple tuple = is_update ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
+    TupleDesc desc = RelationGetDescr(rel);
+
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "simhash_dedup: SPI_connect failed");
+    DedupEntry *entry = lookup_entry(trigdata->tg_trigger, rel);
+    const DedupAction action = entry->action;
+    const int radius = entry->radius;
+    const int mark_attnum = entry->mark_attnum;
+
+    bool fp_null;
+    const Datum fp_datum = heap_getattr(tuple, entry->fp_attnum, desc, &fp_null);
+    if (is_update) {
+        bool old_null;
+        const Datum old = heap_getattr(trigdata->tg_trigtuple, entry->fp_attnum, desc, &old_null);
+        if (old_null == fp_null && (fp_null || DatumGetInt64(old) == DatumGetInt64(fp_datum))) {
+            SPI_finish();
+            return PointerGetDatum(tuple);  // fingerprint unchanged: nothing to check
+        }
+    }
+    if (fp_null) {  // like UNIQUE: a NULL fingerprint duplicates nothing
+        if (action == kMark) {
+            Datum value = (Datum)0;
+            const char null = 'n';
+            int attnum = mark_attnum;
+            tuple = SPI_modifytuple(rel, tuple, 1, &attnum, &value, &null);
+        }
+        SPI_finish();
+        return PointerGetDatum(tuple);
+    }
+    const int64 fp = DatumGetInt64(fp_datum);
+
+    lock_neighbourhood(RelationGetRelid(rel), fp, radius);
+
+    ItemPointerData self;
+    if (is_update)
+        self = trigdata->tg_trigtuple->t_self;
+    else
+        ItemPointerSet(&self, 0, 0);  // offset 0: matches no row
+    Datum values[2] = {Int64GetDatum(fp), PointerGetDatum(&self)};
+
+    // The check runs as the table owner (loaders need no SELECT privilege; row security of the
+    // owner is not applied unless forced), like foreign-key checks.
+    Oid save_userid;
+    int save_sec;
+    GetUserIdAndSecContext(&save_userid, &save_sec);
+    SetUserIdAndSecContext(rel->rd_rel->relowner, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_NOFORCE_RLS);
+    int rc = SPI_execute_plan(entry->plan, values, nullptr, false, 1);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "simhash_dedup: check query failed: %s", SPI_result_code_string(rc));
+    bool serialization_failure = false;
+    if (SPI_processed == 0 && IsolationUsesXactSnapshot()) {
+        // The transaction snapshot may predate a concurrent loader's commit we waited for.
+        rc = SPI_execute_snapshot(entry->plan, values, nullptr, GetLatestSnapshot(), InvalidSnapshot, false, false, 1);
+        if (rc != SPI_OK_SELECT)
+            elog(ERROR, "simhash_dedup: check query failed: %s", SPI_result_code_string(rc));
+        serialization_failure = SPI_processed > 0;
+    }
+    SetUserIdAndSecContext(save_userid, save_sec);
+
+    if (SPI_processed == 0) {
+        if (action == kMark) {
+            Datum value = (Datum)0;
+            const char null = 'n';
+            int attnum = mark_attnum;
+            tuple = SPI_modifytuple(rel, tuple, 1, &attnum, &value, &null);
+        }
+        SPI_finish();
+        return PointerGetDatum(tuple);
+    }
+
+    HeapTuple found = SPI_tuptable->vals[0];
+    TupleDesc found_desc = SPI_tuptable->tupdesc;
+    bool isnull;
+    const char *found_tid = tid_text(SPI_getbinval(found, found_desc, 1, &isnull));
+    const int64 found_fp = DatumGetInt64(SPI_getbinval(found, found_desc, 2, &isnull));
+    const int distance = simhash_distance_bits(fp, found_fp);
+
+    if (serialization_failure)
+        ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                        errmsg("could not serialize access due to a concurrent insert of a near-duplicate"),
+                        errdetail("Fingerprint %lld is within %d bits of fingerprint %lld (row %s), committed "
+                                  "after this transaction's snapshot was taken.",
+                                  static_cast<long long>(fp), distance, static_cast<long long>(found_fp), found_tid),
+                        errhint("Retry the transaction, or load in READ COMMITTED.")));
+
+    switch (action) {
+        case kSkip:
+            SPI_finish();
+            return PointerGetDatum(nullptr);
+        case kError: {
+            char *key = nullptr;
+            if (entry->has_key) key = SPI_getvalue(found, found_desc, 3);
+            ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION),
+                            errmsg("near-duplicate fingerprint violates simhash_dedup trigger \"%s\" on \"%s\"",
+                                   trigdata->tg_trigger->tgname, RelationGetRelationName(rel)),
+                            key != nullptr
+                                ? errdetail("Fingerprint %lld is within %d bits of the fingerprint %lld of the "
+                                            "existing row with key %s (distance %d, ctid %s).",
+                                            static_cast<long long>(fp), radius, static_cast<long long>(found_fp),
+                                            key, distance, found_tid)
+                                : errdetail("Fingerprint %lld is within %d bits of the fingerprint %lld of the "
+                                            "existing row at ctid %s (distance %d).",
+                                            static_cast<long long>(fp), radius, static_cast<long long>(found_fp),
+                                            found_tid, distance),
+                            errtableconstraint(rel, trigdata->tg_trigger->tgname)));
+            break;
+        }
+        case kMark: {
+            Datum value = SPI_getbinval(found, found_desc, 3, &isnull);
+            const char null = isnull ? 'n' : ' ';
+            int attnum = mark_attnum;
+            tuple = SPI_modifytuple(rel, tuple, 1, &attnum, &value, &null);  // upper executor context
+            SPI_finish();
+            return PointerGetDatum(tuple);
+        }
+    }
+    pg_unreachable();
+}
+
+// simhash_lock_neighbourhood(fingerprint, radius, scope): the trigger's locks, for load procedures
+// of one's own (hold them, then check, then insert; they last until the transaction ends).
+SIMHASH_FUNCTION(simhash_lock_neighbourhood) {
+    const int radius = radius_argument(fcinfo, 1);
+    lock_neighbourhood(PG_GETARG_OID(2), PG_GETARG_INT64(0), radius);
+    PG_RETURN_VOID();
+}
+
+// simhash_neighbourhood_keys(fingerprint, radius): the folded lock keys, for inspection.
+SIMHASH_FUNCTION(simhash_neighbourhood_keys) {
+    const int radius = radius_argument(fcinfo, 1);
+    uint32 keys[65];
+    const int n = neighbourhood_keys(PG_GETARG_INT64(0), radius, keys);
+    Datum *elems = static_cast<Datum *>(palloc(sizeof(Datum) * n));
+    for (int i = 0; i < n; ++i) elems[i] = Int32GetDatum(static_cast<int32>(keys[i]));
+    PG_RETURN_POINTER(construct_array(elems, n, INT4OID, 4, true, TYPALIGN_INT));
+}
