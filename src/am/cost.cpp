@@ -1,6 +1,6 @@
-// amcostestimate: pages = directory + data pages the probes touch (or one whole table when the scan
-// falls back to it), tuples = expected candidates (entries sharing a probed block value) plus the
-// pending list. The selectivity comes from the operator's restriction estimator.
+// amcostestimate: pages = directory + data pages the probes touch, plus the table-0 fetches of refs
+// that pass the 32-bit filter (or one whole table when the scan falls back to it), tuples =
+// expected candidates (entries sharing a probed block value) plus the pending list. The selectivity comes from the operator's restriction estimator.
 #include <cmath>
 
 #include "am/simhash_am.h"
@@ -83,8 +83,13 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
             for (int t = 0; t < meta.ntables; ++t) {
                 const double per_probe = n / ldexp(1.0, g.len[t]);  // entries sharing one block value
                 const double count = simhash_probe_count(g.len[t], rb);
-                pages += 1.0 + count * (1.0 + per_probe / SIMHASH_ENTRIES_PER_PAGE);
+                const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
+                pages += 1.0 + count * (1.0 + per_probe / per_page);
                 tuples += count * per_probe;
+                if (t > 0) {  // refs whose 32 bits pass fetch their entry from table 0 (map + data page)
+                    const int rest = 32 - g.len[t];
+                    pages += 2.0 * count * per_probe * simhash_probe_count(rest, radius) / ldexp(1.0, rest);
+                }
             }
         }
     }
