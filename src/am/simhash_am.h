@@ -48,7 +48,7 @@ extern "C" {
 }
 
 #define SIMHASH_MAGIC 0x53484958u  // "SHIX"
-#define SIMHASH_VERSION 2
+#define SIMHASH_VERSION 3
 #define SIMHASH_PAGE_ID 0xFF8Au
 #define SIMHASH_METAPAGE_BLKNO 0
 
@@ -71,11 +71,12 @@ extern "C" {
 #define SIMHASH_PHASE_LOAD 2
 #define SIMHASH_PHASE_WRITE 3
 
+// 16 bytes, so that the page ID is the last two bytes of the page (where tools look for it).
 struct SimhashPageOpaque {
     BlockNumber next;  // next page of the chain, or InvalidBlockNumber
     uint16 nentries;   // entries (data, pending) or directory slots used
     uint16 flags;
-    uint16 unused;
+    uint16 unused[3];
     uint16 page_id;    // SIMHASH_PAGE_ID
 };
 
@@ -234,4 +235,5 @@ int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 void simhash_amendscan(IndexScanDesc scan);
 }
 static_assert(sizeof(SimhashEntry) == 14, "14-byte entries");
+static_assert(sizeof(SimhashPageOpaque) == MAXALIGN(sizeof(SimhashPageOpaque)), "page ID at the end of the page");
 static_assert(sizeof(SimhashMetaData) <= SIMHASH_PAGE_SPACE, "metapage fits");
