@@ -35,6 +35,10 @@ include $(PGXS)
 tap:
 	$(prove_installcheck)
 
+# PGXS tracks no header dependencies (without --enable-depend): rebuild the objects when any
+# header changes (a stale object reading an old struct layout corrupts on-disk formats).
+$(OBJS): $(wildcard src/*.h src/core/*.h src/am/*.h)
+
 # Core unit tests (GoogleTest + CTest) and benchmarks, built apart from the extension.
 UNIT_BUILD = build/unit
 .PHONY: unit bench-core

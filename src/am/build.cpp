@@ -114,27 +114,38 @@ void set_lower(Page page, Size bytes) {
     reinterpret_cast<PageHeader>(page)->pd_lower = static_cast<LocationIndex>(MAXALIGN(SizeOfPageHeaderData) + bytes);
 }
 
-struct BlockLess {
-    const SimhashGeometry *g;
-    int t;
-    bool operator()(const SimhashEntry &a, const SimhashEntry &b) const {
-        return simhash_block(a.fp, g, t) < simhash_block(b.fp, g, t);
-    }
-};
-
-// Sorts `in` by block t into `out`: counting sort on the prefix, then each bucket by the block.
-void sort_by_block(const SimhashEntry *in, SimhashEntry *out, Size n, const SimhashGeometry *g, int t,
-                   Size *start /* 2^dirbits + 1 */) {
+// Counting sort of table 0's entries by the directory prefix of block 0, then each bucket by
+// block 0 when the block is longer than the prefix. `start` has 2^dirbits + 1 slots.
+void sort_entries(const SimhashEntry *in, SimhashEntry *out, Size n, const SimhashGeometry *g, Size *start) {
     const Size nbuckets = Size{1} << g->dirbits;
     memset(start, 0, (nbuckets + 1) * sizeof(Size));
-    for (Size i = 0; i < n; ++i) start[simhash_prefix(simhash_block(in[i].fp, g, t), g, t) + 1]++;
+    for (Size i = 0; i < n; ++i) start[simhash_prefix(simhash_block(in[i].fp, g, 0), g, 0) + 1]++;
     for (Size b = 0; b < nbuckets; ++b) start[b + 1] += start[b];
-    for (Size i = 0; i < n; ++i) out[start[simhash_prefix(simhash_block(in[i].fp, g, t), g, t)]++] = in[i];
-    // start[b] is now the end of bucket b.
+    for (Size i = 0; i < n; ++i) out[start[simhash_prefix(simhash_block(in[i].fp, g, 0), g, 0)]++] = in[i];
+    if (g->len[0] > g->dirbits) {  // start[b] is now the end of bucket b
+        Size begin = 0;
+        for (Size b = 0; b < nbuckets; ++b) {
+            if (start[b] - begin > 1)
+                std::sort(out + begin, out + start[b], [g](const SimhashEntry &a, const SimhashEntry &b2) {
+                    return simhash_block(a.fp, g, 0) < simhash_block(b2.fp, g, 0);
+                });
+            begin = start[b];
+        }
+    }
+}
+
+// The same for the refs of table t (uint64: key << 32 | pos; sorting the value sorts by block).
+void sort_refs(const uint64 *in, uint64 *out, Size n, const SimhashGeometry *g, int t, Size *start) {
+    const Size nbuckets = Size{1} << g->dirbits;
+    const int drop = 64 - g->dirbits;
+    memset(start, 0, (nbuckets + 1) * sizeof(Size));
+    for (Size i = 0; i < n; ++i) start[(in[i] >> drop) + 1]++;
+    for (Size b = 0; b < nbuckets; ++b) start[b + 1] += start[b];
+    for (Size i = 0; i < n; ++i) out[start[in[i] >> drop]++] = in[i];
     if (g->len[t] > g->dirbits) {
         Size begin = 0;
         for (Size b = 0; b < nbuckets; ++b) {
-            if (start[b] - begin > 1) std::sort(out + begin, out + start[b], BlockLess{g, t});
+            if (start[b] - begin > 1) std::sort(out + begin, out + start[b]);
             begin = start[b];
         }
     }
@@ -148,41 +159,37 @@ struct SimhashSorter {
     int ntables;
     double budget_bytes;
     Size n;
-    SimhashEntryArray array;                         // in-memory mode
-    Tuplesortstate *sorts[SIMHASH_MAX_TABLES];       // spilled mode: (key, tid) per table
+    SimhashEntryArray array;                   // in-memory mode
+    Tuplesortstate *sort0;                     // spilled mode: (fp, tid) by fp (block 0 on top)
+    Tuplesortstate *refs[SIMHASH_MAX_TABLES];  // spilled mode, while writing: refs of tables 1..m-1
     TupleDesc desc;
     TupleTableSlot *slot;
-    SimhashGeometry g;                               // block shifts (dirbits unused)
 };
 
 namespace {
 
 constexpr uint64 kSignBit = UINT64CONST(0x8000000000000000);
+// In-memory bytes per entry: the entries, their sorted copy, the refs of one table.
+constexpr double kBytesPerEntry = 2 * sizeof(SimhashEntry) + sizeof(uint64);
 
-// Sort key of table t: the fingerprint rotated so that block t is on top, sign-flipped so that the
-// signed int8 order is the unsigned order.
-inline int64 table_key(int64 fp, int shift) {
-    const uint64 x = static_cast<uint64>(fp);
-    const uint64 rotated = shift ? (x << shift) | (x >> (64 - shift)) : x;
-    return static_cast<int64>(rotated ^ kSignBit);
-}
-inline int64 key_fp(int64 key, int shift) {
-    const uint64 rotated = static_cast<uint64>(key) ^ kSignBit;
-    return static_cast<int64>(shift ? (rotated >> shift) | (rotated << (64 - shift)) : rotated);
-}
+// Sign-flipped so that the signed int8 order is the unsigned order.
+inline int64 unsigned_key(uint64 x) { return static_cast<int64>(x ^ kSignBit); }
+inline uint64 from_unsigned_key(int64 key) { return static_cast<uint64>(key) ^ kSignBit; }
 inline int64 pack_tid(const ItemPointerData *tid) {
     return (static_cast<int64>(ItemPointerGetBlockNumberNoCheck(tid)) << 16) | ItemPointerGetOffsetNumberNoCheck(tid);
 }
 
 void sorter_put(SimhashSorter *s, int64 fp, const ItemPointerData *tid) {
-    for (int t = 0; t < s->ntables; ++t) {
-        ExecClearTuple(s->slot);
-        s->slot->tts_values[0] = Int64GetDatum(table_key(fp, s->g.shift[t]));
-        s->slot->tts_values[1] = Int64GetDatum(pack_tid(tid));
-        s->slot->tts_isnull[0] = s->slot->tts_isnull[1] = false;
-        ExecStoreVirtualTuple(s->slot);
-        tuplesort_puttupleslot(s->sorts[t], s->slot);
-    }
+    ExecClearTuple(s->slot);
+    s->slot->tts_values[0] = Int64GetDatum(unsigned_key(static_cast<uint64>(fp)));
+    s->slot->tts_values[1] = Int64GetDatum(pack_tid(tid));
+    s->slot->tts_isnull[0] = s->slot->tts_isnull[1] = false;
+    ExecStoreVirtualTuple(s->slot);
+    tuplesort_puttupleslot(s->sort0, s->slot);
+}
+
+int sort_work_mem(const SimhashSorter *s, int parts) {
+    return Max(64, static_cast<int>(s->budget_bytes / 1024 / parts));
 }
 
 void sorter_spill(SimhashSorter *s) {
@@ -194,10 +201,9 @@ void sorter_spill(SimhashSorter *s) {
     Oid less = Int8LessOperator;
     Oid collation = InvalidOid;
     bool nulls_first = false;
-    const int work_mem_kb = Max(64, static_cast<int>(s->budget_bytes / 1024 / s->ntables));
-    for (int t = 0; t < s->ntables; ++t)
-        s->sorts[t] = tuplesort_begin_heap(s->desc, 1, &column, &less, &collation, &nulls_first, work_mem_kb, nullptr,
-                                           TUPLESORT_NONE);
+    // Half the budget; the refs' sorts get the other half while table 0 is written.
+    s->sort0 = tuplesort_begin_heap(s->desc, 1, &column, &less, &collation, &nulls_first, sort_work_mem(s, 2), nullptr,
+                                    TUPLESORT_NONE);
     for (Size i = 0; i < s->array.n; ++i) sorter_put(s, s->array.items[i].fp, &s->array.items[i].tid);
     pfree(s->array.items);
     s->array.items = nullptr;
@@ -210,9 +216,8 @@ SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected)
     SimhashSorter *s = static_cast<SimhashSorter *>(palloc0(sizeof(SimhashSorter)));
     s->ntables = ntables;
     s->budget_bytes = budget_kb * 1024.0;
-    simhash_geometry(ntables, 0, &s->g);
     const double capacity = expected * 1.05 + 1024;
-    if (expected > 0 && capacity * 2 * sizeof(SimhashEntry) <= s->budget_bytes) {
+    if (expected > 0 && capacity * kBytesPerEntry <= s->budget_bytes) {
         s->array.capacity = static_cast<Size>(capacity);
         s->array.items = static_cast<SimhashEntry *>(
             MemoryContextAllocHuge(CurrentMemoryContext, s->array.capacity * sizeof(SimhashEntry)));
@@ -222,12 +227,11 @@ SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected)
 
 void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid) {
     s->n++;
-    if (s->sorts[0]) {
+    if (s->sort0) {
         sorter_put(s, fp, tid);
         return;
     }
-    // In memory: the entries plus the sorted copy of one table, 28 bytes per entry.
-    if (static_cast<double>(s->n) * 2 * sizeof(SimhashEntry) > s->budget_bytes) {
+    if (static_cast<double>(s->n) * kBytesPerEntry > s->budget_bytes) {
         sorter_spill(s);
         sorter_put(s, fp, tid);
         return;
@@ -236,17 +240,103 @@ void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid) {
 }
 
 Size simhash_sorter_count(const SimhashSorter *s) { return s->n; }
-bool simhash_sorter_spilled(const SimhashSorter *s) { return s->sorts[0] != nullptr; }
+bool simhash_sorter_spilled(const SimhashSorter *s) { return s->sort0 != nullptr; }
 
 void simhash_sorter_end(SimhashSorter *s) {
+    if (s->sort0) tuplesort_end(s->sort0);
     for (int t = 0; t < s->ntables; ++t)
-        if (s->sorts[t]) tuplesort_end(s->sorts[t]);
+        if (s->refs[t]) tuplesort_end(s->refs[t]);
     if (s->slot) ExecDropSingleTupleTableSlot(s->slot);
     if (s->array.items) pfree(s->array.items);
     pfree(s);
 }
 
 // ---- Writer ------------------------------------------------------------------------------------
+
+namespace {
+
+// Fills the data pages of one table from a stream of items, and its directory.
+struct TableWriter {
+    PageWriter *w;
+    const SimhashGeometry *g;
+    int t;
+    Size item_size;
+    uint16 flags;
+    Size per_page;
+    SimhashTable *table;
+    BlockNumber *dir;
+    Size next_prefix;
+    BlockNumber current;
+    char *slots;
+    Size used;
+    Size written;
+    BlockNumber *pages;  // table 0: every page, for the map
+};
+
+void table_begin(TableWriter *tw, PageWriter *w, const SimhashGeometry *g, int t, SimhashTable *table, BlockNumber *dir,
+                 BlockNumber *pages) {
+    tw->w = w;
+    tw->g = g;
+    tw->t = t;
+    tw->item_size = t == 0 ? sizeof(SimhashEntry) : sizeof(SimhashRef);
+    tw->flags = t == 0 ? SIMHASH_DATA : SIMHASH_REF;
+    tw->per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
+    tw->table = table;
+    tw->dir = dir;
+    tw->next_prefix = 0;
+    tw->current = InvalidBlockNumber;
+    tw->slots = nullptr;
+    tw->used = tw->per_page;  // no page yet
+    tw->written = 0;
+    tw->pages = pages;
+}
+
+void table_close_page(TableWriter *tw) {
+    if (!tw->slots) return;
+    SimhashPageGetOpaque(tw->w->image.data)->nentries = static_cast<uint16>(tw->used);
+    set_lower(tw->w->image.data, tw->used * tw->item_size);
+}
+
+void table_add(TableWriter *tw, const void *item, uint32 block) {
+    if (tw->used == tw->per_page) {
+        table_close_page(tw);
+        tw->current = writer_start(tw->w, tw->flags, tw->written > 0);
+        if (tw->written == 0) tw->table->first = tw->current;
+        if (tw->pages) tw->pages[tw->table->npages] = tw->current;
+        tw->table->npages++;
+        tw->slots = PageGetContents(tw->w->image.data);
+        tw->used = 0;
+    }
+    memcpy(tw->slots + tw->used * tw->item_size, item, tw->item_size);
+    tw->used++;
+    tw->written++;
+    const Size prefix = simhash_prefix(block, tw->g, tw->t);
+    while (tw->next_prefix <= prefix) tw->dir[tw->next_prefix++] = tw->current;
+}
+
+// Writes `count` BlockNumbers as pages of `flags`, recording the pages in `out`.
+uint32 write_blocknumbers(PageWriter *w, const BlockNumber *items, Size count, uint16 flags, BlockNumber *out) {
+    uint32 npages = 0;
+    for (Size first = 0; first < count; first += SIMHASH_DIR_PER_PAGE) {
+        const Size chunk = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), count - first);
+        out[npages++] = writer_start(w, flags, false);
+        Page image = w->image.data;
+        memcpy(SimhashPageGetDir(image), items + first, chunk * sizeof(BlockNumber));
+        SimhashPageGetOpaque(image)->nentries = static_cast<uint16>(chunk);
+        set_lower(image, chunk * sizeof(BlockNumber));
+    }
+    return npages;
+}
+
+void table_finish(TableWriter *tw, Size nprefixes) {
+    table_close_page(tw);
+    while (tw->next_prefix < nprefixes) tw->dir[tw->next_prefix++] = InvalidBlockNumber;
+    tw->table->ndirpages = write_blocknumbers(tw->w, tw->dir, nprefixes, SIMHASH_DIR, tw->table->dir);
+    writer_flush(tw->w, InvalidBlockNumber);
+    if (!tw->w->logged) writer_write_batch(tw->w);
+}
+
+}  // namespace
 
 void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *meta, bool logged, bool progress) {
     const int ntables = meta->ntables;
@@ -259,17 +349,21 @@ void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *met
     }
     meta->nentries = n;
     meta->dirbits = 0;
+    meta->nmappages = 0;
     if (n == 0) return;
+    const Size table0_pages = (n + SIMHASH_ENTRIES_PER_PAGE - 1) / SIMHASH_ENTRIES_PER_PAGE;
+    if (n > PG_UINT32_MAX || table0_pages > static_cast<Size>(SIMHASH_MAX_MAP_PAGES) * SIMHASH_DIR_PER_PAGE)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("simhash index \"%s\" cannot hold %zu entries", RelationGetRelationName(index), n)));
 
     SimhashGeometry g;
     simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &g);
     meta->dirbits = static_cast<uint16>(g.dirbits);
     const Size nprefixes = Size{1} << g.dirbits;
     const bool spilled = simhash_sorter_spilled(s);
-    SimhashEntry *sorted = spilled ? nullptr
-                                   : static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
     Size *buckets = static_cast<Size *>(palloc((nprefixes + 1) * sizeof(Size)));
     BlockNumber *dir = static_cast<BlockNumber *>(palloc(nprefixes * sizeof(BlockNumber)));
+    BlockNumber *pages0 = static_cast<BlockNumber *>(MemoryContextAllocHuge(CurrentMemoryContext, table0_pages * sizeof(BlockNumber)));
     PageWriter *w = static_cast<PageWriter *>(palloc(sizeof(PageWriter)));
     w->index = index;
     w->logged = logged;
@@ -277,67 +371,95 @@ void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *met
     w->blkno = InvalidBlockNumber;
     w->next_blkno = logged ? InvalidBlockNumber : smgrnblocks(RelationGetSmgr(index), MAIN_FORKNUM);
     w->nbatch = 0;
+    TableWriter tw;
     if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, static_cast<int64>(n) * ntables);
 
-    for (int t = 0; t < ntables; ++t) {
-        CHECK_FOR_INTERRUPTS();
-        if (spilled)
-            tuplesort_performsort(s->sorts[t]);
-        else
-            sort_by_block(s->array.items, sorted, n, &g, t, buckets);
-        SimhashTable *table = &meta->tables[t];
-        Size next_prefix = 0;
-        BlockNumber current = InvalidBlockNumber;
-        SimhashEntry *slots = nullptr;
-        int used = SIMHASH_ENTRIES_PER_PAGE;  // no page yet
-        for (Size pos = 0; pos < n; ++pos) {
-            SimhashEntry entry;
+    // Table 0: the full entries, sorted by block 0. The refs of the other tables are made on the way.
+    SimhashEntry *sorted = nullptr;
+    if (spilled) {
+        tuplesort_performsort(s->sort0);
+        for (int t = 1; t < ntables; ++t)
+            s->refs[t] = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
+                                               sort_work_mem(s, 2 * (ntables - 1)), nullptr, TUPLESORT_NONE);
+    } else {
+        sorted = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
+        sort_entries(s->array.items, sorted, n, &g, buckets);
+    }
+    table_begin(&tw, w, &g, 0, &meta->tables[0], dir, pages0);
+    for (Size pos = 0; pos < n; ++pos) {
+        SimhashEntry entry;
+        if (spilled) {
+            if (!tuplesort_gettupleslot(s->sort0, true, false, s->slot, nullptr))
+                elog(ERROR, "simhash build: tuplesort ended early");
+            bool isnull;
+            entry.fp = static_cast<int64>(from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull))));
+            const int64 packed = DatumGetInt64(slot_getattr(s->slot, 2, &isnull));
+            ItemPointerSet(&entry.tid, static_cast<BlockNumber>(packed >> 16), static_cast<OffsetNumber>(packed & 0xFFFF));
+            for (int t = 1; t < ntables; ++t) {
+                const uint64 ref = (static_cast<uint64>(simhash_key32(entry.fp, &g, t)) << 32) | pos;
+                tuplesort_putdatum(s->refs[t], Int64GetDatum(unsigned_key(ref)), false);
+            }
+        } else {
+            entry = sorted[pos];
+        }
+        table_add(&tw, &entry, simhash_block(entry.fp, &g, 0));
+        if (progress && (pos & 0xFFFF) == 0) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>(pos));
+        if ((pos & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
+    }
+    table_finish(&tw, nprefixes);
+    meta->nmappages = write_blocknumbers(w, pages0, table0_pages, SIMHASH_MAP, meta->map);
+    writer_flush(w, InvalidBlockNumber);
+    if (!logged) writer_write_batch(w);
+    if (spilled) {
+        tuplesort_end(s->sort0);
+        s->sort0 = nullptr;
+    }
+
+    // Tables 1..m-1: refs sorted by their block.
+    uint64 *refs = nullptr, *refs_sorted = nullptr;
+    if (!spilled) {
+        refs = static_cast<uint64 *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(uint64)));
+        refs_sorted = reinterpret_cast<uint64 *>(s->array.items);  // 14 bytes per entry, no longer needed
+    }
+    for (int t = 1; t < ntables; ++t) {
+        if (spilled) {
+            tuplesort_performsort(s->refs[t]);
+        } else {
+            for (Size pos = 0; pos < n; ++pos)
+                refs[pos] = (static_cast<uint64>(simhash_key32(sorted[pos].fp, &g, t)) << 32) | pos;
+            sort_refs(refs, refs_sorted, n, &g, t, buckets);
+        }
+        table_begin(&tw, w, &g, t, &meta->tables[t], dir, nullptr);
+        for (Size i = 0; i < n; ++i) {
+            uint64 value;
             if (spilled) {
-                if (!tuplesort_gettupleslot(s->sorts[t], true, false, s->slot, nullptr))
-                    elog(ERROR, "simhash build: tuplesort ended early");
+                Datum datum;
                 bool isnull;
-                entry.fp = key_fp(DatumGetInt64(slot_getattr(s->slot, 1, &isnull)), g.shift[t]);
-                const int64 packed = DatumGetInt64(slot_getattr(s->slot, 2, &isnull));
-                ItemPointerSet(&entry.tid, static_cast<BlockNumber>(packed >> 16), static_cast<OffsetNumber>(packed & 0xFFFF));
+                if (!tuplesort_getdatum(s->refs[t], true, &datum, &isnull, nullptr))
+                    elog(ERROR, "simhash build: tuplesort ended early");
+                value = from_unsigned_key(DatumGetInt64(datum));
             } else {
-                entry = sorted[pos];
+                value = refs_sorted[i];
             }
-            if (used == static_cast<int>(SIMHASH_ENTRIES_PER_PAGE)) {
-                if (slots) {
-                    SimhashPageGetOpaque(w->image.data)->nentries = static_cast<uint16>(used);
-                    set_lower(w->image.data, used * sizeof(SimhashEntry));
-                }
-                current = writer_start(w, SIMHASH_DATA, pos > 0);
-                if (pos == 0) table->first = current;
-                table->npages++;
-                slots = SimhashPageGetEntries(w->image.data);
-                used = 0;
-                if (progress && (table->npages % 256) == 0)
-                    pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>(t * n + pos));
-            }
-            slots[used++] = entry;
-            const Size prefix = simhash_prefix(simhash_block(entry.fp, &g, t), &g, t);
-            while (next_prefix <= prefix) dir[next_prefix++] = current;
+            SimhashRef ref;
+            ref.key = static_cast<uint32>(value >> 32);
+            ref.pos = static_cast<uint32>(value);
+            table_add(&tw, &ref, simhash_key_block(ref.key, &g, t));
+            if ((i & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
         }
-        SimhashPageGetOpaque(w->image.data)->nentries = static_cast<uint16>(used);
-        set_lower(w->image.data, used * sizeof(SimhashEntry));
-        while (next_prefix < nprefixes) dir[next_prefix++] = InvalidBlockNumber;
-        for (Size first = 0; first < nprefixes; first += SIMHASH_DIR_PER_PAGE) {
-            const Size count = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), nprefixes - first);
-            table->dir[table->ndirpages++] = writer_start(w, SIMHASH_DIR, false);
-            Page image = w->image.data;
-            memcpy(SimhashPageGetDir(image), dir + first, count * sizeof(BlockNumber));
-            SimhashPageGetOpaque(image)->nentries = static_cast<uint16>(count);
-            set_lower(image, count * sizeof(BlockNumber));
+        table_finish(&tw, nprefixes);
+        if (spilled) {
+            tuplesort_end(s->refs[t]);
+            s->refs[t] = nullptr;
         }
-        writer_flush(w, InvalidBlockNumber);
-        if (!logged) writer_write_batch(w);
         if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>((t + 1) * n));
     }
     pfree(w);
     pfree(dir);
     pfree(buckets);
+    pfree(pages0);
     if (sorted) pfree(sorted);
+    if (refs) pfree(refs);
 }
 
 namespace {

@@ -1,6 +1,7 @@
-// amcostestimate: pages = directory + data pages the probes touch (or one whole table when the scan
-// falls back to it), tuples = expected candidates (entries sharing a probed block value) plus the
-// pending list. The selectivity comes from the operator's restriction estimator.
+// amcostestimate: pages = directory + data pages the probes touch, plus the distinct table-0 pages
+// that refs passing the 32-bit filter fetch from (or one whole table when the scan falls back to
+// it); tuples = expected candidates (entries sharing a probed block value), fetches and the pending
+// list. The selectivity comes from the operator's restriction estimator.
 #include <cmath>
 
 #include "am/simhash_am.h"
@@ -80,12 +81,23 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
             pages += meta.tables[0].npages;
             tuples += n;
         } else {
+            double fetches = 0;
             for (int t = 0; t < meta.ntables; ++t) {
                 const double per_probe = n / ldexp(1.0, g.len[t]);  // entries sharing one block value
                 const double count = simhash_probe_count(g.len[t], rb);
-                pages += 1.0 + count * (1.0 + per_probe / SIMHASH_ENTRIES_PER_PAGE);
+                const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
+                pages += 1.0 + count * (1.0 + per_probe / per_page);
                 tuples += count * per_probe;
+                if (t > 0) {  // refs whose 32 stored bits pass fetch their entry from table 0
+                    const int rest = 32 - g.len[t];
+                    fetches += count * per_probe * simhash_probe_count(rest, radius) / ldexp(1.0, rest);
+                }
             }
+            // Fetches land on random pages of table 0: count the distinct pages they touch (plus
+            // the map pages) as page reads, and each fetch as CPU.
+            const double table0_pages = Max(1.0, static_cast<double>(meta.tables[0].npages));
+            pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + meta.nmappages;
+            tuples += fetches;
         }
     }
     pages = Min(pages, static_cast<double>(Max(index->pages, 1)));

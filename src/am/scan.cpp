@@ -4,8 +4,10 @@
 //
 // With radius r and m tables, the per-block radius is rb = floor(r / m): a fingerprint within r
 // bits of the query has some block within rb bits (pigeonhole). Table t is probed with every block
-// value within rb bits of the query's block t; a candidate is verified on the full 64 bits and
-// accepted only from the first table whose block is within rb, so each row comes back once. When
+// value within rb bits of the query's block t; in tables 1..m-1 the 32 stored bits must be within
+// r of the query's before the entry is fetched from table 0; a candidate is verified on the full
+// 64 bits and accepted only from the first table whose block is within rb, so each row comes back
+// once. When
 // the probes would touch more pages than reading one table, the scan reads table 0 in full.
 #include <algorithm>
 
@@ -35,7 +37,12 @@ struct ProbeQuery {
     int radius[INDEX_MAX_KEYS];  // clamped to 0..64
     SimhashGeometry g;
     uint32 qblock[SIMHASH_MAX_TABLES];
-    int rb;
+    uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_key32 of the probing center
+    int r;                            // probing radius
+    int rb;                           // per-block radius
+    const SimhashMetaData *meta;
+    Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
+    BlockNumber map_blkno;
     TIDBitmap *tbm;     // bitmap scans
     ScanOpaque *so;     // tuple scans
     int64 found;
@@ -130,34 +137,80 @@ BlockNumber directory_lookup(Relation index, const SimhashTable *table, uint32 p
     return result;
 }
 
+// The full entry at position `pos` of table 0, through the map pages.
+void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
+    const uint32 page_index = pos / SIMHASH_ENTRIES_PER_PAGE;
+    const uint32 map_index = page_index / SIMHASH_DIR_PER_PAGE;
+    if (map_index >= q->meta->nmappages)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" refers to entry %u beyond table 0", RelationGetRelationName(index), pos)));
+    const BlockNumber map_blkno = q->meta->map[map_index];
+    if (q->map_blkno != map_blkno) {
+        if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
+        q->map_buffer = ReadBuffer(index, map_blkno);
+        q->map_blkno = map_blkno;
+    }
+    LockBuffer(q->map_buffer, BUFFER_LOCK_SHARE);
+    Page map = BufferGetPage(q->map_buffer);
+    simhash_check_page(index, map, map_blkno, SIMHASH_MAP);
+    const uint32 slot = page_index % SIMHASH_DIR_PER_PAGE;
+    const BlockNumber blkno = slot < SimhashPageGetOpaque(map)->nentries ? SimhashPageGetDir(map)[slot] : InvalidBlockNumber;
+    LockBuffer(q->map_buffer, BUFFER_LOCK_UNLOCK);
+    if (blkno == InvalidBlockNumber)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has no map slot for entry %u", RelationGetRelationName(index), pos)));
+    Buffer buffer;
+    Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, SIMHASH_DATA, &buffer);
+    const uint32 offset = pos % SIMHASH_ENTRIES_PER_PAGE;
+    if (offset >= SimhashPageGetOpaque(page)->nentries)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" refers to a missing entry %u", RelationGetRelationName(index), pos)));
+    *out = SimhashPageGetEntries(page)[offset];
+    UnlockReleaseBuffer(buffer);
+}
+
+inline uint32 item_block(const SimhashEntry &e, const SimhashGeometry *g, int t) { return simhash_block(e.fp, g, t); }
+inline uint32 item_block(const SimhashRef &r, const SimhashGeometry *g, int t) { return simhash_key_block(r.key, g, t); }
+
+// A candidate whose block t equals the probed value: verify, deduplicate, emit.
+void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidate) {
+    const int64 fp = candidate.fp;
+    if (!matches(q, fp)) return;
+    for (int u = 0; u < t; ++u)  // found by an earlier table: returned there
+        if (simhash::popcount64(simhash_block(fp, &q->g, u) ^ q->qblock[u]) <= q->rb) return;
+    ItemPointerData tid = candidate.tid;
+    emit(q, &tid);
+}
+void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref) {
+    // The 32 stored bits already differ too much: no need to fetch the fingerprint.
+    if (simhash::popcount64(ref.key ^ q->qkey[t]) > q->r) return;
+    SimhashEntry entry;
+    fetch_entry(index, q, ref.pos, &entry);
+    consider(index, q, t, entry);
+}
+
 // The entries of table t whose block equals `value`, starting at data page `blkno`.
-void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno) {
+template <typename Item>
+void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno, uint16 flags) {
     const SimhashGeometry *g = &q->g;
     while (blkno != InvalidBlockNumber) {
         Buffer buffer;
-        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, SIMHASH_DATA, &buffer);
+        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        const SimhashEntry *entries = SimhashPageGetEntries(page);
+        const Item *items = reinterpret_cast<const Item *>(PageGetContents(page));
         const int n = opaque->nentries;
-        int lo = 0, hi = n;  // first entry with block >= value
+        int lo = 0, hi = n;  // first item with block >= value
         while (lo < hi) {
             const int mid = (lo + hi) / 2;
-            if (simhash_block(entries[mid].fp, g, t) < value) lo = mid + 1; else hi = mid;
+            if (item_block(items[mid], g, t) < value) lo = mid + 1; else hi = mid;
         }
         bool done = false;
         for (int i = lo; i < n; ++i) {
-            const int64 fp = entries[i].fp;
-            if (simhash_block(fp, g, t) != value) {
+            if (item_block(items[i], g, t) != value) {
                 done = true;
                 break;
             }
-            if (!matches(q, fp)) continue;
-            bool earlier = false;  // found by an earlier table: returned there
-            for (int u = 0; u < t && !earlier; ++u)
-                earlier = simhash::popcount64(simhash_block(fp, g, u) ^ q->qblock[u]) <= q->rb;
-            if (earlier) continue;
-            ItemPointerData tid = entries[i].tid;
-            emit(q, &tid);
+            consider(index, q, t, items[i]);
         }
         blkno = done ? InvalidBlockNumber : opaque->next;
         UnlockReleaseBuffer(buffer);
@@ -177,10 +230,17 @@ void probe_tables(Relation index, ProbeQuery *q, const SimhashMetaData *meta, Si
             CHECK_FOR_INTERRUPTS();
             const BlockNumber first =
                 directory_lookup(index, table, simhash_prefix(values[i], &q->g, t), &dir_buffer, &dir_blkno);
-            if (first != InvalidBlockNumber) probe(index, q, t, values[i], first);
+            if (first == InvalidBlockNumber) continue;
+            if (t == 0)
+                probe<SimhashEntry>(index, q, t, values[i], first, SIMHASH_DATA);
+            else
+                probe<SimhashRef>(index, q, t, values[i], first, SIMHASH_REF);
         }
         if (BufferIsValid(dir_buffer)) ReleaseBuffer(dir_buffer);
     }
+    if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
+    q->map_buffer = InvalidBuffer;
+    q->map_blkno = InvalidBlockNumber;
     pfree(values);
 }
 
@@ -214,10 +274,15 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     scan_chain(index, q, meta->merge_head, SIMHASH_PENDING);
     if (meta->tables[0].first != InvalidBlockNumber) {
         simhash_geometry(meta->ntables, meta->dirbits, &q->g);
-        q->rb = q->radius[primary] / meta->ntables;
+        q->r = q->radius[primary];
+        q->rb = q->r / meta->ntables;
+        q->meta = meta;
+        q->map_buffer = InvalidBuffer;
+        q->map_blkno = InvalidBlockNumber;
         double total = 0;
         for (int t = 0; t < meta->ntables; ++t) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
+            q->qkey[t] = simhash_key32(q->center[primary], &q->g, t);
             total += simhash_probe_count(q->g.len[t], q->rb);
         }
         if (simhash_full_scan(meta, q->radius[primary], total))

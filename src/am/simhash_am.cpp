@@ -115,7 +115,7 @@ void simhash_init_page(Page page, uint16 flags) {
     opaque->next = InvalidBlockNumber;
     opaque->nentries = 0;
     opaque->flags = flags;
-    opaque->unused = 0;
+    memset(opaque->unused, 0, sizeof(opaque->unused));
     opaque->page_id = SIMHASH_PAGE_ID;
 }
 

@@ -3,18 +3,26 @@
 //
 // On-disk layout (every page carries SimhashPageOpaque with SIMHASH_PAGE_ID in its special space):
 //   block 0          metapage: magic, version, geometry, per-table data chain + directory pages,
-//                    pending list, list being merged
-//   data pages       sorted runs of SimhashEntry {fp, tid}; table t is sorted by block t of fp
-//                    (blocks numbered from the most significant bit); pages of a table are chained
+//                    map pages of table 0, pending list, list being merged
+//   table 0          data pages of SimhashEntry {fp, tid} (14 bytes) sorted by block 0 of fp
+//                    (blocks numbered from the most significant bit), full pages, chained
+//   map pages        the block numbers of table 0's pages in order: entry i of table 0 is slot
+//                    i % per-page of page i / per-page
+//   tables 1..m-1    ref pages of SimhashRef {key, pos} (8 bytes): key = the 32 bits of fp that
+//                    start at block t (block t, then the following bits), pos = the entry's position
+//                    in table 0; sorted by block t; chained
 //   directory pages  per table, 2^dirbits BlockNumbers: for each key prefix (the top dirbits bits
 //                    of block t) the data page holding the first entry with that prefix or above
 //   pending pages    unsorted SimhashEntry, chained; appended by aminsert, scanned linearly by
 //                    every query, merged into the tables by VACUUM or when over pending_limit
 //   deleted pages    freed by a merge, recorded in the FSM and reused
-// Every table holds the same set of entries. A scan of radius r probes, in table t, every block
-// value within floor(r / m) bits of the query's block, verifies the full 64-bit distance, and
-// accepts an entry only from the first table whose block is within floor(r / m) bits: each heap
-// row is returned once without any memory of what was seen.
+// With the default 4 tables an indexed row costs 14 + 3 * 8 = 38 bytes plus page overhead.
+// Every table holds the same entries. A scan of radius r probes, in table t, every block value
+// within floor(r / m) bits of the query's block; in tables 1..m-1 the 32 stored bits filter the
+// candidates (their distance to the query's bits must be <= r) before the full fingerprint is
+// fetched from table 0; the full 64-bit distance decides, and an entry is accepted only from the
+// first table whose block is within floor(r / m) bits: each heap row is returned once without any
+// memory of what was seen.
 //
 // Concurrency: aminsert holds the metapage exclusively while it appends; scans hold it shared while
 // they collect all their TIDs (no page lock is held between amgettuple calls); a merge serializes
@@ -40,7 +48,7 @@ extern "C" {
 }
 
 #define SIMHASH_MAGIC 0x53484958u  // "SHIX"
-#define SIMHASH_VERSION 1
+#define SIMHASH_VERSION 3
 #define SIMHASH_PAGE_ID 0xFF8Au
 #define SIMHASH_METAPAGE_BLKNO 0
 
@@ -56,16 +64,19 @@ extern "C" {
 #define SIMHASH_DIR 0x04
 #define SIMHASH_PENDING 0x08
 #define SIMHASH_DELETED 0x10
+#define SIMHASH_REF 0x20
+#define SIMHASH_MAP 0x40
 
 // Build sub-phases reported in pg_stat_progress_create_index.
 #define SIMHASH_PHASE_LOAD 2
 #define SIMHASH_PHASE_WRITE 3
 
+// 16 bytes, so that the page ID is the last two bytes of the page (where tools look for it).
 struct SimhashPageOpaque {
     BlockNumber next;  // next page of the chain, or InvalidBlockNumber
     uint16 nentries;   // entries (data, pending) or directory slots used
     uint16 flags;
-    uint16 unused;
+    uint16 unused[3];
     uint16 page_id;    // SIMHASH_PAGE_ID
 };
 
@@ -75,13 +86,23 @@ struct __attribute__((packed, aligned(2))) SimhashEntry {
     ItemPointerData tid;
 };
 
+// An entry of tables 1..m-1: 32 bits of the fingerprint starting at the table's block, and the
+// position of the full entry in table 0.
+struct SimhashRef {
+    uint32 key;
+    uint32 pos;
+};
+
 #define SimhashPageGetOpaque(page) (reinterpret_cast<SimhashPageOpaque *>(PageGetSpecialPointer(page)))
 #define SimhashPageGetEntries(page) (reinterpret_cast<SimhashEntry *>(PageGetContents(page)))
+#define SimhashPageGetRefs(page) (reinterpret_cast<SimhashRef *>(PageGetContents(page)))
 #define SimhashPageGetDir(page) (reinterpret_cast<BlockNumber *>(PageGetContents(page)))
 #define SIMHASH_PAGE_SPACE \
     (BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaque)))
 #define SIMHASH_ENTRIES_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashEntry))
+#define SIMHASH_REFS_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashRef))
 #define SIMHASH_DIR_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(BlockNumber))
+#define SIMHASH_MAX_MAP_PAGES 1024  // table 0 up to 1024 * 2038 pages (1.2 billion entries)
 #define SIMHASH_MAX_DIR_PAGES (((1u << SIMHASH_MAX_DIRBITS) + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
 
 struct SimhashTable {
@@ -104,6 +125,8 @@ struct SimhashMetaData {
     BlockNumber merge_head, merge_tail;  // a pending list detached by a merge in progress
     uint64 nmerge;
     SimhashTable tables[SIMHASH_MAX_TABLES];
+    uint32 nmappages;
+    BlockNumber map[SIMHASH_MAX_MAP_PAGES];
 };
 
 #define SimhashPageGetMeta(page) (reinterpret_cast<SimhashMetaData *>(PageGetContents(page)))
@@ -128,6 +151,13 @@ inline uint32 simhash_block(int64 fp, const SimhashGeometry *g, int t) {
 inline uint32 simhash_prefix(uint32 block, const SimhashGeometry *g, int t) {
     return block >> (g->len[t] - g->dirbits);
 }
+// The 32 bits of fp starting at block t (block t on top); blocks are at most 32 bits long.
+inline uint32 simhash_key32(int64 fp, const SimhashGeometry *g, int t) {
+    const uint64 x = static_cast<uint64>(fp);
+    const int shift = g->shift[t];
+    return static_cast<uint32>((shift ? (x << shift) | (x >> (64 - shift)) : x) >> 32);
+}
+inline uint32 simhash_key_block(uint32 key, const SimhashGeometry *g, int t) { return key >> (32 - g->len[t]); }
 inline int simhash_distance(int64 a, int64 b) {
     return simhash::hamming_distance(static_cast<uint64_t>(a), static_cast<uint64_t>(b));
 }
@@ -152,8 +182,8 @@ struct SimhashEntryArray {
     Size capacity;
 };
 void simhash_array_push(SimhashEntryArray *a, int64 fp, ItemPointer tid);
-// Collects entries within a memory budget: in memory (14 bytes each, sorted by a counting sort per
-// table) while 28 bytes per entry fit the budget, else one tuplesort per table (spills to disk).
+// Collects entries within a memory budget: in memory (sorted by counting sorts) while 36 bytes per
+// entry fit the budget, else through tuplesorts (spilling to disk).
 struct SimhashSorter;
 // `expected` (entries, or <= 0 if unknown) sizes the in-memory array up front.
 SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected);
@@ -205,3 +235,5 @@ int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 void simhash_amendscan(IndexScanDesc scan);
 }
 static_assert(sizeof(SimhashEntry) == 14, "14-byte entries");
+static_assert(sizeof(SimhashPageOpaque) == MAXALIGN(sizeof(SimhashPageOpaque)), "page ID at the end of the page");
+static_assert(sizeof(SimhashMetaData) <= SIMHASH_PAGE_SPACE, "metapage fits");

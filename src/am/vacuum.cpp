@@ -2,7 +2,8 @@
 // the TIDs VACUUM reports dead:
 //   1. under the metapage's exclusive lock, detach the pending list as the "merge list" (inserts
 //      start a new pending list; scans keep reading both);
-//   2. read table 0 and the merge list (nobody else changes them now), drop dead TIDs;
+//   2. read table 0 (it holds the full entries) and the merge list (nobody else changes them now),
+//      drop dead TIDs;
 //   3. write new tables into free (FSM) or new pages through Generic WAL;
 //   4. under the metapage's exclusive lock, point the metapage at the new tables and drop the
 //      merge list: scans hold the metapage shared while reading, so none is still on old pages;
@@ -139,9 +140,10 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
 
     if (removed > 0 || old->merge_head != InvalidBlockNumber) {
         for (int t = 1; t < old->ntables; ++t)
-            read_chain(index, old->tables[t].first, SIMHASH_DATA, pages, nullptr, nullptr, nullptr, nullptr);
+            read_chain(index, old->tables[t].first, SIMHASH_REF, pages, nullptr, nullptr, nullptr, nullptr);
         for (int t = 0; t < old->ntables; ++t)
             for (uint32 i = 0; i < old->tables[t].ndirpages; ++i) block_list_push(pages, old->tables[t].dir[i]);
+        for (uint32 i = 0; i < old->nmappages; ++i) block_list_push(pages, old->map[i]);
 
         // 3. Write the new tables.
         SimhashMetaData *fresh = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
@@ -155,6 +157,8 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
         meta->dirbits = fresh->dirbits;
         meta->nentries = fresh->nentries;
         memcpy(meta->tables, fresh->tables, sizeof(meta->tables));
+        meta->nmappages = fresh->nmappages;
+        memcpy(meta->map, fresh->map, sizeof(meta->map));
         meta->merge_head = meta->merge_tail = InvalidBlockNumber;
         meta->nmerge = 0;
         GenericXLogFinish(state);

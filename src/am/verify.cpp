@@ -1,6 +1,7 @@
 // simhash_index_check(index regclass): amcheck-style verification. Checks the metapage, the page
 // ID and kind of every page, that no page is in two chains, the sort order and directory of every
-// table, that all tables hold the same (fingerprint, TID) entries, the entry counts, and that every
+// table, the map of table 0, that the refs of every other table name each entry of table 0 once
+// with the right bits, the entry counts, and that every
 // heap tuple the index must contain (live or recently dead, non-NULL fingerprint) is in it. Holds a
 // ShareLock on the table, so the index cannot change meanwhile. Errors: ERRCODE_INDEX_CORRUPTED.
 #include "am/simhash_am.h"
@@ -49,69 +50,106 @@ Page read_page(CheckState *s, BlockNumber blkno, uint16 flags, Buffer *buffer) {
     simhash_check_page(s->index, page, blkno, flags);
     if (SimhashPageGetOpaque(page)->flags != flags)
         corrupted(s->index, psprintf("block %u has flags 0x%x, expected 0x%x", blkno, SimhashPageGetOpaque(page)->flags, flags));
-    const Size capacity = flags == SIMHASH_DIR ? SIMHASH_DIR_PER_PAGE : SIMHASH_ENTRIES_PER_PAGE;
+    const Size capacity = (flags & (SIMHASH_DIR | SIMHASH_MAP)) ? SIMHASH_DIR_PER_PAGE
+                          : flags == SIMHASH_REF                ? SIMHASH_REFS_PER_PAGE
+                                                                : SIMHASH_ENTRIES_PER_PAGE;
     if (SimhashPageGetOpaque(page)->nentries > capacity)
         corrupted(s->index, psprintf("block %u claims %u entries", blkno, SimhashPageGetOpaque(page)->nentries));
     return page;
 }
 
-// A data chain of table t: pages, sort order, directory. Returns its entries.
-void check_table(CheckState *s, const SimhashMetaData *meta, const SimhashGeometry *g, int t, SimhashEntryArray *out) {
+// Checks `count` BlockNumber pages (directory or map) against the expected slot values.
+void check_blocknumber_pages(CheckState *s, const BlockNumber *pages, uint32 npages, uint16 flags, Size count,
+                             const BlockNumber *expected, const char *what) {
+    for (uint32 d = 0; d < npages; ++d) {
+        Buffer buffer;
+        Page page = read_page(s, pages[d], flags, &buffer);
+        const BlockNumber *slots = SimhashPageGetDir(page);
+        const Size first = Size{d} * SIMHASH_DIR_PER_PAGE;
+        const Size n = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), count - first);
+        if (SimhashPageGetOpaque(page)->nentries != n)
+            corrupted(s->index, psprintf("%s page %u has %u slots, expected %zu", what, pages[d], SimhashPageGetOpaque(page)->nentries, n));
+        for (Size i = 0; i < n; ++i)
+            if (slots[i] != expected[first + i])
+                corrupted(s->index, psprintf("%s slot %zu names block %u instead of %u", what, first + i, slots[i], expected[first + i]));
+        UnlockReleaseBuffer(buffer);
+    }
+}
+
+// A chain of table t: pages, sort order, directory; table 0 (full entries, full pages) is appended
+// to `table0` in position order and its map is checked; the refs of the other tables must name
+// every position of table 0 once, with the right 32 bits.
+void check_table(CheckState *s, const SimhashMetaData *meta, const SimhashGeometry *g, int t, SimhashEntryArray *table0) {
     const SimhashTable *table = &meta->tables[t];
     const Size nprefixes = Size{1} << g->dirbits;
+    const uint16 flags = t == 0 ? SIMHASH_DATA : SIMHASH_REF;
     // For each page of the chain: its block number and the prefix of its last entry.
     BlockNumber *chain = static_cast<BlockNumber *>(palloc((table->npages + 1) * sizeof(BlockNumber)));
     uint32 *last_prefix = static_cast<uint32 *>(palloc((table->npages + 1) * sizeof(uint32)));
+    uint8 *seen = t == 0 ? nullptr : static_cast<uint8 *>(palloc0(Max(table0->n, 1)));
     uint32 npages = 0;
     uint32 previous = 0;
+    Size items = 0;
     for (BlockNumber blkno = table->first; blkno != InvalidBlockNumber;) {
         CHECK_FOR_INTERRUPTS();
         if (npages >= table->npages) corrupted(s->index, psprintf("table %d has more than %u pages", t, table->npages));
         Buffer buffer;
-        Page page = read_page(s, blkno, SIMHASH_DATA, &buffer);
-        const SimhashEntry *entries = SimhashPageGetEntries(page);
+        Page page = read_page(s, blkno, flags, &buffer);
         const int n = SimhashPageGetOpaque(page)->nentries;
+        const BlockNumber next = SimhashPageGetOpaque(page)->next;
         if (n == 0) corrupted(s->index, psprintf("table %d has an empty data page %u", t, blkno));
-        for (int i = 0; i < n; ++i) {
-            const uint32 block = simhash_block(entries[i].fp, g, t);
+        if (t == 0 && next != InvalidBlockNumber && n != static_cast<int>(SIMHASH_ENTRIES_PER_PAGE))
+            corrupted(s->index, psprintf("table 0 page %u is not full", blkno));
+        for (int i = 0; i < n; ++i, ++items) {
+            uint32 block;
+            if (t == 0) {
+                const SimhashEntry *entry = &SimhashPageGetEntries(page)[i];
+                block = simhash_block(entry->fp, g, 0);
+                ItemPointerData tid = entry->tid;
+                simhash_array_push(table0, entry->fp, &tid);
+            } else {
+                const SimhashRef ref = SimhashPageGetRefs(page)[i];
+                block = simhash_key_block(ref.key, g, t);
+                if (ref.pos >= table0->n || seen[ref.pos])
+                    corrupted(s->index, psprintf("table %d block %u entry %d names position %u %s", t, blkno, i, ref.pos,
+                                                 ref.pos >= table0->n ? "beyond table 0" : "twice"));
+                seen[ref.pos] = 1;
+                if (ref.key != simhash_key32(table0->items[ref.pos].fp, g, t))
+                    corrupted(s->index, psprintf("table %d block %u entry %d does not match table 0", t, blkno, i));
+            }
             if (block < previous)
                 corrupted(s->index, psprintf("table %d is out of order at block %u, entry %d", t, blkno, i));
             previous = block;
-            ItemPointerData tid = entries[i].tid;
-            simhash_array_push(out, entries[i].fp, &tid);
         }
         chain[npages] = blkno;
         last_prefix[npages] = simhash_prefix(previous, g, t);
         npages++;
-        blkno = SimhashPageGetOpaque(page)->next;
+        blkno = next;
         UnlockReleaseBuffer(buffer);
     }
+    if (items != meta->nentries)
+        corrupted(s->index, psprintf("table %d has %zu entries, metapage says " UINT64_FORMAT, t, items, meta->nentries));
     if (npages != table->npages) corrupted(s->index, psprintf("table %d has %u pages, metapage says %u", t, npages, table->npages));
     if (table->ndirpages != (nprefixes + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
         corrupted(s->index, psprintf("table %d has %u directory pages", t, table->ndirpages));
 
     // Directory: slot p names the page holding the first entry whose prefix is >= p.
+    BlockNumber *expected = static_cast<BlockNumber *>(palloc(nprefixes * sizeof(BlockNumber)));
     uint32 position = 0;  // chain index of that page
-    for (uint32 d = 0; d < table->ndirpages; ++d) {
-        Buffer buffer;
-        Page page = read_page(s, table->dir[d], SIMHASH_DIR, &buffer);
-        const BlockNumber *slots = SimhashPageGetDir(page);
-        const Size first = Size{d} * SIMHASH_DIR_PER_PAGE;
-        const Size count = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), nprefixes - first);
-        if (SimhashPageGetOpaque(page)->nentries != count)
-            corrupted(s->index, psprintf("directory page %u of table %d has %u slots", table->dir[d], t, SimhashPageGetOpaque(page)->nentries));
-        for (Size i = 0; i < count; ++i) {
-            const uint32 prefix = static_cast<uint32>(first + i);
-            while (position < npages && last_prefix[position] < prefix) position++;
-            const BlockNumber expected = position < npages ? chain[position] : InvalidBlockNumber;
-            if (slots[i] != expected)
-                corrupted(s->index, psprintf("directory of table %d sends prefix %u to block %u instead of %u", t, prefix,
-                                             slots[i], expected));
-        }
-        UnlockReleaseBuffer(buffer);
+    for (Size prefix = 0; prefix < nprefixes; ++prefix) {
+        while (position < npages && last_prefix[position] < prefix) position++;
+        expected[prefix] = position < npages ? chain[position] : InvalidBlockNumber;
     }
+    check_blocknumber_pages(s, table->dir, table->ndirpages, SIMHASH_DIR, nprefixes, expected, psprintf("directory of table %d", t));
+    if (t == 0) {
+        if (meta->nmappages != (npages + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
+            corrupted(s->index, psprintf("table 0 has %u pages but %u map pages", npages, meta->nmappages));
+        check_blocknumber_pages(s, meta->map, meta->nmappages, SIMHASH_MAP, npages, chain, "map");
+    }
+    pfree(expected);
     pfree(chain);
     pfree(last_prefix);
+    if (seen) pfree(seen);
 }
 
 uint64 check_pending(CheckState *s, BlockNumber blkno, BlockNumber tail) {
@@ -194,19 +232,8 @@ SIMHASH_FUNCTION(simhash_index_check) {
         if (meta->dirbits < 1 || meta->dirbits > 64 / meta->ntables) corrupted(index, "invalid dirbits in metapage");
         SimhashGeometry g;
         simhash_geometry(meta->ntables, meta->dirbits, &g);
-        check_table(s, meta, &g, 0, &s->all);
-        if (s->all.n != meta->nentries)
-            corrupted(index, psprintf("table 0 has %zu entries, metapage says " UINT64_FORMAT, s->all.n, meta->nentries));
-        qsort(s->all.items, s->all.n, sizeof(SimhashEntry), compare_entries);
-        for (int t = 1; t < meta->ntables; ++t) {
-            SimhashEntryArray other = {nullptr, 0, 0};
-            check_table(s, meta, &g, t, &other);
-            if (other.n != s->all.n) corrupted(index, psprintf("table %d has %zu entries, table 0 has %zu", t, other.n, s->all.n));
-            qsort(other.items, other.n, sizeof(SimhashEntry), compare_entries);
-            if (memcmp(other.items, s->all.items, other.n * sizeof(SimhashEntry)) != 0)
-                corrupted(index, psprintf("table %d does not hold the same entries as table 0", t));
-            pfree(other.items);
-        }
+        check_table(s, meta, &g, 0, &s->all);  // position order, as the refs need
+        for (int t = 1; t < meta->ntables; ++t) check_table(s, meta, &g, t, &s->all);
     } else if (meta->nentries != 0) {
         corrupted(index, "metapage counts entries but has no tables");
     }
