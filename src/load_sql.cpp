@@ -256,6 +256,13 @@ char *tid_text(Datum tid) { return DatumGetCString(DirectFunctionCall1(tidout, t
 
 }  // namespace
 
+// The row with its mark column set to NULL: action 'mark' found no near-duplicate to point at.
+static HeapTuple without_mark(Relation rel, HeapTuple tuple, int mark_attnum) {
+    Datum value = (Datum)0;
+    const char null = 'n';
+    return SPI_modifytuple(rel, tuple, 1, &mark_attnum, &value, &null);
+}
+
 SIMHASH_FUNCTION(simhash_dedup) {
     if (!CALLED_AS_TRIGGER(fcinfo))
         ereport(ERROR, (errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
@@ -288,12 +295,7 @@ SIMHASH_FUNCTION(simhash_dedup) {
         }
     }
     if (fp_null) {  // like UNIQUE: a NULL fingerprint duplicates nothing
-        if (action == kMark) {
-            Datum value = (Datum)0;
-            const char null = 'n';
-            int attnum = mark_attnum;
-            tuple = SPI_modifytuple(rel, tuple, 1, &attnum, &value, &null);
-        }
+        if (action == kMark) tuple = without_mark(rel, tuple, mark_attnum);
         SPI_finish();
         return PointerGetDatum(tuple);
     }
@@ -327,12 +329,7 @@ SIMHASH_FUNCTION(simhash_dedup) {
     SetUserIdAndSecContext(save_userid, save_sec);
 
     if (SPI_processed == 0) {
-        if (action == kMark) {
-            Datum value = (Datum)0;
-            const char null = 'n';
-            int attnum = mark_attnum;
-            tuple = SPI_modifytuple(rel, tuple, 1, &attnum, &value, &null);
-        }
+        if (action == kMark) tuple = without_mark(rel, tuple, mark_attnum);
         SPI_finish();
         return PointerGetDatum(tuple);
     }
