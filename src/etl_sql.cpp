@@ -23,6 +23,7 @@
 
 #include "core/near_pairs.h"
 #include "guard.h"
+#include "sql_arguments.h"
 #include "module.h"
 
 extern "C" {
@@ -170,16 +171,6 @@ const char *query_argument(FunctionCallInfo fcinfo, const char *function_name) {
     if (PG_ARGISNULL(0))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s: query must not be NULL", function_name)));
     return text_to_cstring(PG_GETARG_TEXT_PP(0));
-}
-
-int radius_argument(FunctionCallInfo fcinfo, int arg) {
-    if (PG_ARGISNULL(arg))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("radius must not be NULL")));
-    const int32 radius = PG_GETARG_INT32(arg);
-    if (radius < 0 || radius > 64)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("radius must be between 0 and 64, not %d", radius)));
-    return radius;
 }
 
 // Memory limit in bytes: the argument (text with units, like work_mem) or maintenance_work_mem.
@@ -359,6 +350,14 @@ bool unite_pairs(void *context, const simhash::NearPair *pairs, size_t n) {
 // partition holding both rows (equal keys). Cost per table: one read and one write of the rows.
 
 constexpr size_t kMaxPartitionBits = 12;   // at most 4096 files per table
+
+// Key bits to partition n rows by so that a partition holds about half of what fits in memory
+// (keys are not perfectly uniform), at most kMaxPartitionBits.
+int partition_bits(size_t n, size_t capacity) {
+    int bits = 0;
+    while (bits < static_cast<int>(kMaxPartitionBits) && (n >> bits) > capacity / 2) ++bits;
+    return bits;
+}
 constexpr size_t kMaxPartitionedTables = 16;
 
 void load_partition(BufFile *file, FingerprintInput *input, size_t *n, const char *function_name) {
@@ -392,8 +391,7 @@ void run_partitioned(RunState *state, FingerprintInput *input, int radius,
                                   kMaxPartitionedTables),
                         errhint("Raise memory_limit or maintenance_work_mem to about %zu MB.",
                                 input->n * simhash::kBytesPerRowInMemory / (1024 * 1024) + 1)));
-    int bits = 0;
-    while (bits < static_cast<int>(kMaxPartitionBits) && (input->n >> bits) > input->capacity / 2) ++bits;
+    const int bits = partition_bits(input->n, input->capacity);
     const size_t parts = size_t{1} << bits;
     BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
     simhash::RunControl control = run_control(state);
@@ -539,8 +537,7 @@ void partitioned_groups(RunState *state, FingerprintInput *input, int radius, si
 // bucket, so once overall. Cost per band: one read and one write of the signatures.
 void partitioned_minhash(RunState *state, SignatureInput *input, double threshold, simhash::LshParameters parameters) {
     const int slots = input->slots;
-    int bits = 0;
-    while (bits < static_cast<int>(kMaxPartitionBits) && (input->n >> bits) > input->capacity / 2) ++bits;
+    const int bits = partition_bits(input->n, input->capacity);
     const size_t parts = size_t{1} << bits;
     BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
     uint32 *signature = static_cast<uint32 *>(palloc(sizeof(uint32) * slots));

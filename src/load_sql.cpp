@@ -22,8 +22,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/hamming.h"
 #include "core/near_pairs.h"
 #include "guard.h"
+#include "sql_arguments.h"
 
 extern "C" {
 #include "access/htup_details.h"
@@ -53,14 +55,6 @@ constexpr uint16 kLockSpace = 0x5348;  // "SH"
 
 int neighbourhood_keys(int64 fp, int radius, uint32 *keys) {
     return simhash::neighbourhood_lock_keys(static_cast<uint64_t>(fp), radius, kLockKeys, keys);
-}
-
-int radius_argument(FunctionCallInfo fcinfo, int arg) {
-    const int32 radius = PG_GETARG_INT32(arg);
-    if (radius < 0 || radius > 64)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("radius must be between 0 and 64, not %d", radius)));
-    return radius;
 }
 
 void lock_neighbourhood(Oid relid, int64 fp, int radius) {
@@ -248,10 +242,6 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel) {
     return entry;
 }
 
-int simhash_distance_bits(int64 a, int64 b) {
-    return __builtin_popcountll(static_cast<uint64>(a) ^ static_cast<uint64>(b));
-}
-
 char *tid_text(Datum tid) { return DatumGetCString(DirectFunctionCall1(tidout, tid)); }
 
 }  // namespace
@@ -339,7 +329,7 @@ SIMHASH_FUNCTION(simhash_dedup) {
     bool isnull;
     const char *found_tid = tid_text(SPI_getbinval(found, found_desc, 1, &isnull));
     const int64 found_fp = DatumGetInt64(SPI_getbinval(found, found_desc, 2, &isnull));
-    const int distance = simhash_distance_bits(fp, found_fp);
+    const int distance = simhash::hamming_distance(static_cast<uint64_t>(fp), static_cast<uint64_t>(found_fp));
 
     if (serialization_failure)
         ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),

@@ -168,7 +168,7 @@ double radius_selectivity(Node *radius) {
         Const *k = reinterpret_cast<Const *>(radius);
         if (k->constisnull) return 0.0;
         if (k->consttype == INT4OID) return hamming_ball_fraction(DatumGetInt32(k->constvalue));
-        if (k->consttype != INT4OID && k->constlen == sizeof(HammingBall))
+        if (k->constlen == sizeof(HammingBall))
             return hamming_ball_fraction(DatumGetHammingBall(k->constvalue)->radius);
     }
     return hamming_ball_fraction(kAssumedRadius);
