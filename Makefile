@@ -1,8 +1,9 @@
 # simhash: PGXS build of the extension (C++17, C linkage), plus the core unit tests and benchmarks.
 EXTENSION = simhash
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 MODULE_big = simhash
-DATA = simhash--$(EXTVERSION).sql
+# Every release's install script and every upgrade script (simhash--A--B.sql).
+DATA = $(sort $(wildcard simhash--*.sql))
 PGFILEDESC = "simhash - near-duplicate detection with SimHash, MinHash and a Hamming-radius index"
 
 CORE_SRCS = $(sort $(wildcard src/core/*.cpp))

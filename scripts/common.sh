@@ -4,7 +4,9 @@ set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG_MAJOR=15
-PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+# SIMHASH_PG_BIN selects another (relocated) PostgreSQL installation, e.g. a private copy for a
+# parallel development run; by default Debian's.
+PG_BIN=${SIMHASH_PG_BIN:-/usr/lib/postgresql/$PG_MAJOR/bin}
 DEBIAN_PACKAGES=(
     build-essential g++ make cmake pkg-config
     postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib

@@ -1,0 +1,72 @@
+-- Upgrading: an installation of the oldest release updated to the current one has exactly the
+-- catalog of a fresh installation (every function with its definition, volatility, parallel safety,
+-- support function and privileges; operators; types; operator classes and their members; access
+-- method; comments). Run in a database of its own, since other tests' objects depend on the
+-- extension.
+CREATE DATABASE simhash_upgrade;
+\c simhash_upgrade
+SET client_min_messages = warning;
+
+-- One row per extension member: its identity and a text that changes whenever anything a user
+-- relies on changes.
+CREATE SCHEMA snapshot;
+CREATE VIEW snapshot.members AS
+SELECT (pg_identify_object(d.classid, d.objid, 0)).type AS kind,
+       pg_describe_object(d.classid, d.objid, 0) AS object,
+       CASE d.classid
+         WHEN 'pg_proc'::regclass THEN
+           (SELECT CASE WHEN p.prokind = 'a'
+                        THEN format('aggregate %s: %s', p.oid::regprocedure,
+                                    (SELECT row(a.aggtransfn, a.aggfinalfn, a.aggcombinefn, a.aggserialfn,
+                                                a.aggdeserialfn, a.aggtranstype::regtype, a.agginitval)::text
+                                     FROM pg_aggregate a WHERE a.aggfnoid = p.oid))
+                        ELSE pg_get_functiondef(p.oid) END
+                   || ' acl=' || coalesce(p.proacl::text, 'default')
+            FROM pg_proc p WHERE p.oid = d.objid)
+         WHEN 'pg_operator'::regclass THEN
+           (SELECT row(o.oprcode::regprocedure, o.oprresult::regtype, o.oprcom::regoperator,
+                       o.oprnegate::regoperator, o.oprrest, o.oprjoin, o.oprcanhash, o.oprcanmerge)::text
+            FROM pg_operator o WHERE o.oid = d.objid)
+         WHEN 'pg_type'::regclass THEN
+           (SELECT row(t.typtype, t.typlen, t.typalign, t.typstorage, t.typbasetype::regtype, t.typinput,
+                       t.typoutput, t.typreceive, t.typsend, t.typnotnull, t.typdefault)::text
+            FROM pg_type t WHERE t.oid = d.objid)
+         WHEN 'pg_opclass'::regclass THEN
+           (SELECT row(c.opcdefault, c.opcintype::regtype, c.opckeytype::regtype)::text ||
+                   (SELECT string_agg(format('op %s %s %s', a.amopstrategy, a.amopopr::regoperator, a.amoppurpose),
+                                      ', ' ORDER BY a.amopstrategy)
+                    FROM pg_amop a WHERE a.amopfamily = c.opcfamily) ||
+                   coalesce((SELECT string_agg(format('proc %s %s', p.amprocnum, p.amproc::regprocedure),
+                                               ', ' ORDER BY p.amprocnum)
+                             FROM pg_amproc p WHERE p.amprocfamily = c.opcfamily), '')
+            FROM pg_opclass c WHERE c.oid = d.objid)
+         WHEN 'pg_am'::regclass THEN
+           (SELECT row(a.amhandler, a.amtype)::text FROM pg_am a WHERE a.oid = d.objid)
+         ELSE ''
+       END AS definition,
+       obj_description(d.objid, d.classid::regclass::name) AS comment
+FROM pg_depend d
+WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'simhash');
+
+CREATE EXTENSION simhash VERSION '0.1.0';
+ALTER EXTENSION simhash UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'simhash';
+CREATE TABLE snapshot.updated AS SELECT * FROM snapshot.members;
+
+DROP EXTENSION simhash;
+CREATE EXTENSION simhash;
+SELECT extversion FROM pg_extension WHERE extname = 'simhash';
+CREATE TABLE snapshot.fresh AS SELECT * FROM snapshot.members;
+
+-- The comparison covers every kind of member (and is not vacuous).
+SELECT kind, count(*) FROM snapshot.fresh GROUP BY 1 ORDER BY 1;
+
+-- Nothing differs.
+(SELECT 'only when updated' AS side, * FROM snapshot.updated EXCEPT SELECT 'only when updated', * FROM snapshot.fresh)
+UNION ALL
+(SELECT 'only when fresh', * FROM snapshot.fresh EXCEPT SELECT 'only when fresh', * FROM snapshot.updated)
+ORDER BY 3, 1;
+
+\c contrib_regression
+DROP DATABASE simhash_upgrade;
