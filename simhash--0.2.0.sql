@@ -261,10 +261,10 @@ COMMENT ON OPERATOR CLASS bigint_hamming_ops USING simhash IS
 COMMENT ON OPERATOR FAMILY bigint_hamming_ops USING simhash IS
     'Operator family of the default simhash operator class for bigint fingerprints';
 
-CREATE FUNCTION simhash_index_check(index regclass) RETURNS void
+CREATE FUNCTION simhash_index_check(index regclass, concurrently boolean DEFAULT false) RETURNS void
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION simhash_index_check(regclass) IS
-    'Verifies a simhash index (page IDs, sort order, directories, identical tables) and that every heap row is indexed; raises index_corrupted';
+COMMENT ON FUNCTION simhash_index_check(regclass, boolean) IS
+    'Verifies a simhash index (page IDs, sort order, directories, identical tables) and that every heap row is indexed; raises index_corrupted. Table owner only; blocks writes to the table (ShareLock) unless concurrently, which takes AccessShareLock, checks the rows of a snapshot and works on a hot standby';
 
 --------------------------------------------------------------------------------------------------
 -- Batch deduplication (issue 4, ETL): all near-duplicate pairs of a query's rows, groups, and
@@ -307,7 +307,7 @@ COMMENT ON FUNCTION simhash_dedup() IS
 CREATE FUNCTION simhash_lock_neighbourhood(fingerprint bigint, radius integer, scope regclass) RETURNS void
     AS 'MODULE_PATHNAME', 'simhash_lock_neighbourhood' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_lock_neighbourhood(bigint, integer, regclass) IS
-    'Takes the transaction-scoped advisory locks simhash_dedup() takes for a fingerprint: any two fingerprints within radius bits share at least one lock in the same scope (table); at most 1024 distinct locks per scope';
+    'Takes the transaction-scoped advisory locks simhash_dedup() takes for a fingerprint: any two fingerprints within radius bits share at least one lock in the same scope (table); at most 1024 distinct locks per scope; needs INSERT or UPDATE privilege on the scope table';
 
 CREATE FUNCTION simhash_neighbourhood_keys(fingerprint bigint, radius integer) RETURNS integer[]
     AS 'MODULE_PATHNAME', 'simhash_neighbourhood_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

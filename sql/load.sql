@@ -146,7 +146,7 @@ ALTER TABLE load_pages2 RENAME TO load_pages;
 -- A fingerprint computed by a BEFORE trigger that fires first (triggers fire in name order), with
 -- the dedup trigger on INSERT OR UPDATE (no column list: it checks only when fp changed).
 CREATE TABLE load_docs (id int PRIMARY KEY, body text, fp bigint);
-CREATE FUNCTION load_docs_fp() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION load_docs_fp() RETURNS trigger LANGUAGE plpgsql SET search_path = public AS $$
 BEGIN
     NEW.fp := simhash(NEW.body);
     RETURN NEW;
@@ -163,7 +163,8 @@ DROP TABLE load_docs;
 DROP FUNCTION load_docs_fp();
 
 -- Argument and usage errors (the arguments are read when the trigger first fires).
-CREATE TABLE load_bad (id int, fp bigint, fptext text, mark bigint, fpgen bigint GENERATED ALWAYS AS (fp # 1) STORED);
+CREATE TABLE load_bad (id int, fp bigint, fptext text, mark bigint, fpgen bigint GENERATED ALWAYS AS (fp # 1) STORED,
+                       marknn bigint NOT NULL DEFAULT 0);
 CREATE FUNCTION load_bad_try(args text, timing text DEFAULT 'BEFORE INSERT', level text DEFAULT 'ROW') RETURNS text
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -177,7 +178,10 @@ SELECT args, load_bad_try(args) FROM (VALUES
     ($$'fpgen', '3', 'skip'$$),
     ($$'fp', '3', 'skip', 'extra'$$), ($$'fp', '3', 'mark'$$), ($$'fp', '3', 'mark', 'nope'$$),
     ($$'fp', '3', 'mark', 'mark'$$), ($$'fp', '3', 'mark', 'fp', 'id'$$), ($$'fp', '3', 'error', 'nope'$$),
-    ($$'fp', '3', 'mark', 'mark', 'id', 'extra'$$), ($$'fp', '0', 'skip'$$), ($$'fp', '64', 'skip'$$)) v(args);
+    ($$'fp', '3', 'mark', 'mark', 'id', 'extra'$$), ($$'fp', '0', 'skip'$$), ($$'fp', '64', 'skip'$$),
+    -- mark columns that could only fail at the first duplicate are refused up front
+    ($$'fp', '3', 'mark', 'fpgen'$$), ($$'fp', '3', 'mark', 'mark', 'mark'$$), ($$'fp', '3', 'mark', 'marknn'$$),
+    ($$'fp', '3', 'mark', 'mark', 'fptext'$$)) v(args);
 SELECT load_bad_try($$'fp', '3', 'skip'$$, 'AFTER INSERT');
 SELECT load_bad_try($$'fp', '3', 'skip'$$, 'BEFORE INSERT', 'STATEMENT');
 SELECT load_try('SELECT simhash_dedup()');

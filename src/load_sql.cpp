@@ -9,7 +9,10 @@
 //     per table, de-duplicated and taken in ascending order (transaction-scoped, ExclusiveLock);
 //  2. with the locks held, runs the check query (a saved SPI plan per trigger, run as the table
 //     owner) `SELECT ... FROM ONLY t WHERE hamming(fp, $1) <= radius AND ctid <> $2 ORDER BY
-//     ... LIMIT 1`, which the simhash index serves. SPI takes a new snapshot after a command
+//     ... LIMIT 1`, which the simhash index serves. The check runs as the table owner inside a
+//     security-restricted operation, and every function, operator and type in its text is
+//     schema-qualified (this extension's schema, pg_catalog), so nothing a loader puts on its
+//     search_path can run as the owner or change the answer. SPI takes a new snapshot after a command
 //     counter increment: in READ COMMITTED it sees every near-duplicate committed by a loader that
 //     held a shared key before us, and the rows inserted earlier by the same statement;
 //  3. skip (return NULL), error (23505) or mark (set a column to the matched row's key).
@@ -30,10 +33,12 @@
 extern "C" {
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "parser/parse_coerce.h"
 #include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -41,7 +46,9 @@ extern "C" {
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/acl.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 }
 
@@ -80,6 +87,7 @@ struct DedupEntry {
     int fp_attnum;
     int mark_attnum;  // 0 unless mark
     bool has_key;     // the check query returns a 3rd column (mark value / key text)
+    int key_attnum;   // the key column, 0 when there is none
     char *query;      // in TopMemoryContext
     SPIPlanPtr plan;  // saved
 };
@@ -114,8 +122,55 @@ int column_attnum(Relation rel, const char *name, const char *role) {
     return attnum;
 }
 
+// The mark column receives the key of the row a new row duplicates, or NULL: refuse, when the
+// trigger is first used, every definition that could only fail at the first duplicate.
+void check_mark_column(Relation rel, const char *mark_column, int mark_attnum, int fp_attnum, const char *key_column,
+                       int key_attnum) {
+    TupleDesc desc = RelationGetDescr(rel);
+    Form_pg_attribute mark = TupleDescAttr(desc, mark_attnum - 1);
+    Form_pg_attribute key = TupleDescAttr(desc, key_attnum - 1);
+    if (mark_attnum == fp_attnum)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash_dedup: the mark column must not be the fingerprint column")));
+    if (mark_attnum == key_attnum)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash_dedup: the mark column \"%s\" must not be the key column", mark_column),
+                        errhint("Add a column for the mark, e.g. ALTER TABLE %s ADD COLUMN duplicate_of %s.",
+                                quote_identifier(RelationGetRelationName(rel)), format_type_be(key->atttypid))));
+    if (mark->attgenerated != '\0')
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("simhash_dedup: mark column \"%s\" is a generated column", mark_column),
+                        errdetail("A generated column cannot be set by a trigger.")));
+    if (mark->attnotnull)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash_dedup: mark column \"%s\" is NOT NULL", mark_column),
+                        errdetail("The trigger sets the mark column to NULL on rows that duplicate nothing."),
+                        errhint("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL.",
+                                quote_identifier(RelationGetRelationName(rel)), quote_identifier(mark_column))));
+    if (!can_coerce_type(1, &key->atttypid, &mark->atttypid, COERCION_ASSIGNMENT))
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("simhash_dedup: key column \"%s\" of type %s cannot be stored in mark column \"%s\" of type %s",
+                               key_column, format_type_be(key->atttypid), mark_column,
+                               format_type_be(mark->atttypid)),
+                        errhint("Give the mark column the key column's type.")));
+}
+
+// Whether the current user may see the stored values of these columns of `rel` in an error
+// message: the rule PostgreSQL applies to the key of a unique violation (SELECT on the table or
+// on each column, and no row security in force).
+bool may_see_columns(Relation rel, const int *attnums, int n) {
+    const Oid relid = RelationGetRelid(rel);
+    const Oid user = GetUserId();
+    if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED) return false;
+    if (pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK) return true;
+    for (int i = 0; i < n; ++i)
+        if (attnums[i] > 0 && pg_attribute_aclcheck(relid, static_cast<AttrNumber>(attnums[i]), user, ACL_SELECT) != ACLCHECK_OK)
+            return false;
+    return true;
+}
+
 // Reads the trigger's arguments and (re)builds the check query of `entry`.
-void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel) {
+void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid extension_namespace) {
     const int nargs = trigger->tgnargs;
     char **args = trigger->tgargs;
     if (nargs < 3)
@@ -159,36 +214,42 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel) {
                          "whose name sorts before this one.")));
     int mark_attnum = 0;
     const char *key_column = nullptr;
+    int key_attnum = 0;
     if (action == kMark) {
         mark_attnum = column_attnum(rel, args[3], "mark");
         key_column = nargs == 5 ? args[4] : "id";
-        (void)column_attnum(rel, key_column, "key");
-        if (mark_attnum == fp_attnum)
-            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                            errmsg("simhash_dedup: the mark column must not be the fingerprint column")));
+        key_attnum = column_attnum(rel, key_column, "key");
+        check_mark_column(rel, args[3], mark_attnum, fp_attnum, key_column, key_attnum);
     } else if (action == kError && nargs == 4) {
         key_column = args[3];
-        (void)column_attnum(rel, key_column, "key");
+        key_attnum = column_attnum(rel, key_column, "key");
     }
 
+    // Nothing in the text is resolved through the search_path: the table, this extension's
+    // hamming() and its <= (whose planner support turns the comparison into an index search), and
+    // pg_catalog's tid <> and casts are named with their schemas. The ORDER BY uses the default
+    // B-tree operator classes of int4, bool and tid, which only a superuser can create.
+    const char *ext = quote_identifier(get_namespace_name(extension_namespace));
     StringInfoData query;
     initStringInfo(&query);
     const char *fp = quote_identifier(args[0]);
     appendStringInfo(&query, "SELECT ctid, %s", fp);
     if (action == kMark) {
         Form_pg_attribute mark = TupleDescAttr(desc, mark_attnum - 1);
-        appendStringInfo(&query, ", %s::%s", quote_identifier(key_column),
+        appendStringInfo(&query, ", CAST(%s AS %s)", quote_identifier(key_column),
                          format_type_extended(mark->atttypid, mark->atttypmod,
                                               FORMAT_TYPE_TYPEMOD_GIVEN | FORMAT_TYPE_FORCE_QUALIFY));
     } else if (key_column != nullptr) {
-        appendStringInfo(&query, ", %s::pg_catalog.text", quote_identifier(key_column));
+        appendStringInfo(&query, ", CAST(%s AS pg_catalog.text)", quote_identifier(key_column));
     }
-    appendStringInfo(&query, " FROM ONLY %s.%s WHERE hamming(%s, $1) <= %d AND ctid <> $2 ORDER BY ",
+    appendStringInfo(&query,
+                     " FROM ONLY %s.%s WHERE %s.hamming(%s, $1) OPERATOR(%s.<=) %d"
+                     " AND ctid OPERATOR(pg_catalog.<>) $2 ORDER BY ",
                      quote_identifier(get_namespace_name(RelationGetNamespace(rel))),
-                     quote_identifier(RelationGetRelationName(rel)), fp, radius);
+                     quote_identifier(RelationGetRelationName(rel)), ext, fp, ext, radius);
     if (action == kMark)  // prefer an original (unmarked) row
         appendStringInfo(&query, "%s IS NOT NULL, ", quote_identifier(args[3]));
-    appendStringInfo(&query, "hamming(%s, $1), ctid LIMIT 1", fp);
+    appendStringInfo(&query, "%s.hamming(%s, $1), ctid LIMIT 1", ext, fp);
 
     entry->relid = RelationGetRelid(rel);
     entry->action = action;
@@ -196,6 +257,7 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel) {
     entry->fp_attnum = fp_attnum;
     entry->mark_attnum = mark_attnum;
     entry->has_key = key_column != nullptr;
+    entry->key_attnum = key_attnum;
     if (entry->plan != nullptr && entry->query != nullptr && std::strcmp(entry->query, query.data) == 0) {
         entry->stale = false;
         pfree(query.data);
@@ -221,7 +283,7 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel) {
     pfree(query.data);
 }
 
-DedupEntry *lookup_entry(Trigger *trigger, Relation rel) {
+DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid extension_namespace) {
     if (dedup_entries == nullptr) {
         HASHCTL ctl;
         std::memset(&ctl, 0, sizeof(ctl));
@@ -238,7 +300,7 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel) {
         entry->query = nullptr;
         entry->plan = nullptr;
     }
-    if (entry->stale || entry->relid != RelationGetRelid(rel)) prepare_entry(entry, trigger, rel);
+    if (entry->stale || entry->relid != RelationGetRelid(rel)) prepare_entry(entry, trigger, rel, extension_namespace);
     return entry;
 }
 
@@ -269,7 +331,8 @@ SIMHASH_FUNCTION(simhash_dedup) {
     TupleDesc desc = RelationGetDescr(rel);
 
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "simhash_dedup: SPI_connect failed");
-    DedupEntry *entry = lookup_entry(trigdata->tg_trigger, rel);
+    // This function's own schema is the extension's (it is not relocatable).
+    DedupEntry *entry = lookup_entry(trigdata->tg_trigger, rel, get_func_namespace(fcinfo->flinfo->fn_oid));
     const DedupAction action = entry->action;
     const int radius = entry->radius;
     const int mark_attnum = entry->mark_attnum;
@@ -301,11 +364,14 @@ SIMHASH_FUNCTION(simhash_dedup) {
     Datum values[2] = {Int64GetDatum(fp), PointerGetDatum(&self)};
 
     // The check runs as the table owner (loaders need no SELECT privilege; row security of the
-    // owner is not applied unless forced), like foreign-key checks.
+    // owner is not applied unless forced), like foreign-key checks, and as a security-restricted
+    // operation (as REFRESH MATERIALIZED VIEW runs the owner's query): whatever it calls cannot
+    // change the session's role or settings on behalf of the owner.
     Oid save_userid;
     int save_sec;
     GetUserIdAndSecContext(&save_userid, &save_sec);
-    SetUserIdAndSecContext(rel->rd_rel->relowner, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_NOFORCE_RLS);
+    SetUserIdAndSecContext(rel->rd_rel->relowner,
+                           save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION | SECURITY_NOFORCE_RLS);
     int rc = SPI_execute_plan(entry->plan, values, nullptr, false, 1);
     if (rc != SPI_OK_SELECT) elog(ERROR, "simhash_dedup: check query failed: %s", SPI_result_code_string(rc));
     bool serialization_failure = false;
@@ -331,12 +397,21 @@ SIMHASH_FUNCTION(simhash_dedup) {
     const int64 found_fp = DatumGetInt64(SPI_getbinval(found, found_desc, 2, &isnull));
     const int distance = simhash::hamming_distance(static_cast<uint64_t>(fp), static_cast<uint64_t>(found_fp));
 
+    // The stored row's values (fingerprint, key, ctid, distance) appear in messages only to a user
+    // who may read them; the loader's own fingerprint always does.
+    const int shown[2] = {entry->fp_attnum, entry->key_attnum};
+    const bool show_stored = may_see_columns(rel, shown, 2);
+
     if (serialization_failure)
         ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
                         errmsg("could not serialize access due to a concurrent insert of a near-duplicate"),
-                        errdetail("Fingerprint %lld is within %d bits of fingerprint %lld (row %s), committed "
-                                  "after this transaction's snapshot was taken.",
-                                  static_cast<long long>(fp), distance, static_cast<long long>(found_fp), found_tid),
+                        show_stored ? errdetail("Fingerprint %lld is within %d bits of fingerprint %lld (row %s), committed "
+                                                "after this transaction's snapshot was taken.",
+                                                static_cast<long long>(fp), distance, static_cast<long long>(found_fp),
+                                                found_tid)
+                                    : errdetail("Fingerprint %lld is within %d bits of a row committed after this "
+                                                "transaction's snapshot was taken.",
+                                                static_cast<long long>(fp), radius),
                         errhint("Retry the transaction, or load in READ COMMITTED.")));
 
     switch (action) {
@@ -345,11 +420,14 @@ SIMHASH_FUNCTION(simhash_dedup) {
             return PointerGetDatum(nullptr);
         case kError: {
             char *key = nullptr;
-            if (entry->has_key) key = SPI_getvalue(found, found_desc, 3);
+            if (entry->has_key && show_stored) key = SPI_getvalue(found, found_desc, 3);
             ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION),
                             errmsg("near-duplicate fingerprint violates simhash_dedup trigger \"%s\" on \"%s\"",
                                    trigdata->tg_trigger->tgname, RelationGetRelationName(rel)),
-                            key != nullptr
+                            !show_stored
+                                ? errdetail("Fingerprint %lld is within %d bits of the fingerprint of an existing row.",
+                                            static_cast<long long>(fp), radius)
+                            : key != nullptr
                                 ? errdetail("Fingerprint %lld is within %d bits of the fingerprint %lld of the "
                                             "existing row with key %s (distance %d, ctid %s).",
                                             static_cast<long long>(fp), radius, static_cast<long long>(found_fp),
@@ -375,9 +453,19 @@ SIMHASH_FUNCTION(simhash_dedup) {
 
 // simhash_lock_neighbourhood(fingerprint, radius, scope): the trigger's locks, for load procedures
 // of one's own (hold them, then check, then insert; they last until the transaction ends).
+// Taking a table's keys stalls every dedup load into it, so it needs the right to write into it
+// (INSERT or UPDATE), as the trigger's own loads do.
 SIMHASH_FUNCTION(simhash_lock_neighbourhood) {
     const int radius = radius_argument(fcinfo, 1);
-    lock_neighbourhood(PG_GETARG_OID(2), PG_GETARG_INT64(0), radius);
+    const Oid scope = PG_GETARG_OID(2);
+    char *scope_name = get_rel_name(scope);
+    if (scope_name == nullptr)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", scope)));
+    if (pg_class_aclcheck(scope, GetUserId(), ACL_INSERT | ACL_UPDATE) != ACLCHECK_OK)
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("permission denied to lock the neighbourhoods of table %s", scope_name),
+                        errdetail("simhash_lock_neighbourhood needs INSERT or UPDATE privilege on the scope table.")));
+    lock_neighbourhood(scope, PG_GETARG_INT64(0), radius);
     PG_RETURN_VOID();
 }
 

@@ -1,9 +1,11 @@
-// simhash_index_check(index regclass): amcheck-style verification. Checks the metapage, the page
+// simhash_index_check(index regclass, concurrently boolean): amcheck-style verification. Checks the metapage, the page
 // ID and kind of every page, that no page is in two chains, the sort order and directory of every
 // table, the map of table 0, that the refs of every other table name each entry of table 0 once
 // with the right bits, the entry counts, and that every
 // heap tuple the index must contain (live or recently dead, non-NULL fingerprint) is in it. Holds a
-// ShareLock on the table, so the index cannot change meanwhile. Errors: ERRCODE_INDEX_CORRUPTED.
+// ShareLock on the table, so the index cannot change meanwhile; with concurrently, AccessShareLock
+// (writers go on; works on a hot standby) and the heap tuples of an MVCC snapshot. Only the
+// table's owner may run it. Errors: ERRCODE_INDEX_CORRUPTED.
 #include "am/simhash_am.h"
 #include "guard.h"
 
@@ -12,8 +14,10 @@ extern "C" {
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 }
 
 namespace {
@@ -191,10 +195,20 @@ void heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 SIMHASH_FUNCTION(simhash_index_check) {
     const Oid indexoid = PG_GETARG_OID(0);
+    const bool concurrently = PG_GETARG_BOOL(1);
     const Oid heapoid = IndexGetRelation(indexoid, true);
     if (!OidIsValid(heapoid))
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
-    Relation heap = table_open(heapoid, ShareLock);
+    // The check reads every fingerprint and (without concurrently) holds writers off the table:
+    // only the table's owner may do that. An index has its table's owner.
+    if (!pg_class_ownercheck(indexoid, GetUserId()))
+        aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
+    // Without concurrently, ShareLock keeps the index from changing during the whole check. With
+    // it, AccessShareLock (as a scan; also on a hot standby): the structure is read under the
+    // metapage's share lock, as scans read it, and the heap is compared through an MVCC snapshot
+    // taken before the index is read, so every row it shows must already be indexed.
+    const LOCKMODE heap_lock = concurrently ? AccessShareLock : ShareLock;
+    Relation heap = table_open(heapoid, heap_lock);
     Relation index = index_open(indexoid, AccessShareLock);
     if (index->rd_indam->ambuild != simhash_ambuild)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -206,19 +220,19 @@ SIMHASH_FUNCTION(simhash_index_check) {
 
     MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "simhash check", ALLOCSET_DEFAULT_SIZES);
     MemoryContext old_context = MemoryContextSwitchTo(context);
+    Snapshot snapshot = concurrently ? RegisterSnapshot(GetTransactionSnapshot()) : InvalidSnapshot;
     CheckState *s = static_cast<CheckState *>(palloc0(sizeof(CheckState)));
     s->index = index;
-    s->nblocks = RelationGetNumberOfBlocks(index);
-    s->owner = static_cast<uint8 *>(palloc0(Max(s->nblocks, 1)));
 
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
-    {
-        Buffer buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-        LockBuffer(buffer, BUFFER_LOCK_SHARE);
-        memcpy(meta, simhash_check_meta(index, BufferGetPage(buffer)), sizeof(SimhashMetaData));
-        UnlockReleaseBuffer(buffer);
-        s->owner[SIMHASH_METAPAGE_BLKNO] = 1;
-    }
+    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    memcpy(meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
+    if (!concurrently) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    // Counted after the metapage is locked: every page it reaches exists by now.
+    s->nblocks = RelationGetNumberOfBlocks(index);
+    s->owner = static_cast<uint8 *>(palloc0(Max(s->nblocks, 1)));
+    s->owner[SIMHASH_METAPAGE_BLKNO] = 1;
     // Page IDs of every page, reachable or not.
     for (BlockNumber blkno = 1; blkno < s->nblocks; ++blkno) {
         Buffer buffer = ReadBuffer(index, blkno);
@@ -241,15 +255,23 @@ SIMHASH_FUNCTION(simhash_index_check) {
         corrupted(index, "pending list entry count differs from the metapage");
     if (check_pending(s, meta->merge_head, meta->merge_tail) != meta->nmerge)
         corrupted(index, "merge list entry count differs from the metapage");
+    if (concurrently) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    ReleaseBuffer(meta_buffer);
     qsort(s->all.items, s->all.n, sizeof(SimhashEntry), compare_entries);
 
     // Every heap tuple that needs an index entry has one.
     IndexInfo *indexInfo = BuildIndexInfo(index);
-    table_index_build_scan(heap, index, indexInfo, true, false, heap_callback, s, nullptr);
+    TableScanDesc scan = nullptr;
+    if (concurrently) {
+        indexInfo->ii_Concurrent = true;  // report only what the snapshot sees, HOT chains by root
+        scan = table_beginscan_strat(heap, snapshot, 0, nullptr, true, false);
+    }
+    table_index_build_scan(heap, index, indexInfo, true, false, heap_callback, s, scan);
+    if (snapshot != InvalidSnapshot) UnregisterSnapshot(snapshot);
 
     MemoryContextSwitchTo(old_context);
     MemoryContextDelete(context);
     index_close(index, AccessShareLock);
-    table_close(heap, ShareLock);
+    table_close(heap, heap_lock);
     PG_RETURN_VOID();
 }
