@@ -59,6 +59,14 @@ check_same('after UPDATE (pending list)');
 
 is($primary->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'primary index verifies');
 
+# On the hot standby the concurrent check (AccessShareLock, MVCC snapshot) runs; the blocking one
+# needs a ShareLock, which recovery does not allow.
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', "SELECT simhash_index_check('docs_fp', concurrently => true)"), '',
+	'standby index verifies concurrently');
+my ($ret, $stdout, $stderr) = $standby->psql('postgres', "SELECT simhash_index_check('docs_fp')");
+like($stderr, qr/cannot acquire lock mode ShareLock/, 'blocking check refused on a standby');
+
 # Promote the standby: its replayed index verifies and keeps working.
 $standby->promote;
 is($standby->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'promoted standby index verifies');
