@@ -54,8 +54,10 @@ SELECT count(*) FROM probes_p p JOIN pdocs d ON hamming(d.fp, p.fp) <= 3;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 
--- Large radii: a sequential scan is cheaper.
+-- Large radii: reading table 0 of the index stays cheaper than a sequential scan until the heap
+-- rows to fetch dominate (sql/index_radius.sql checks the choice is monotone in the radius).
 EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 24;
+EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 40;
 EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 64;
 
 DROP FUNCTION near_p(bigint, int);

@@ -36,7 +36,8 @@ double hamming_ball_fraction(int32 radius) {
         sum += term;
         term = term * (64 - i) / (i + 1);
     }
-    return sum / 18446744073709551616.0;
+    // Rounding can carry the sum past 2^64 for radii near 64; a selectivity above 1 is an error.
+    return Min(sum / 18446744073709551616.0, 1.0);
 }
 
 SIMHASH_FUNCTION(simhash_hamming) {

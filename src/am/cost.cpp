@@ -1,7 +1,8 @@
-// amcostestimate: pages = directory + data pages the probes touch, plus the distinct table-0 pages
-// that refs passing the 32-bit filter fetch from (or one whole table when the scan falls back to
-// it); tuples = expected candidates (entries sharing a probed block value), fetches and the pending
-// list. The selectivity comes from the operator's restriction estimator.
+// amcostestimate: the pending lists (read in full by every scan) plus the sorted tables' cost from
+// simhash_estimate_scan, the estimate the scan itself uses to choose between probing and reading
+// table 0, so the planner prices the strategy that will run, and the cost never decreases as the
+// radius grows (both strategies' costs are non-decreasing in it). The selectivity comes from the
+// operator's restriction estimator.
 #include <cmath>
 
 #include "am/simhash_am.h"
@@ -67,54 +68,35 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
     index_close(rel, AccessShareLock);
 
     const int radius = qual_radius(path);
-    const double n = static_cast<double>(meta.nentries);
     const double pending = static_cast<double>(meta.npending + meta.nmerge);
+    // The pending lists are read in full by every scan: pages in chain order, every entry checked.
     double pages = 1.0 + meta.npending_pages + pending / SIMHASH_ENTRIES_PER_PAGE;  // metapage, pending lists
     double tuples = pending;
-    double probes = 0;
+    double random_page_cost, seq_page_cost;
+    get_tablespace_page_costs(index->reltablespace, &random_page_cost, &seq_page_cost);
+    double io = pages * seq_page_cost;
+    double scan_cpu = 0;  // the sorted tables' work, from the same estimate that picks the strategy
     if (radius >= 0 && meta.tables[0].first != InvalidBlockNumber) {
-        SimhashGeometry g;
-        simhash_geometry(meta.ntables, meta.dirbits, &g);
-        const int rb = Min(radius, 64) / meta.ntables;
-        for (int t = 0; t < meta.ntables; ++t) probes += simhash_probe_count(g.len[t], rb);
-        if (simhash_full_scan(&meta, radius, probes)) {
-            pages += meta.tables[0].npages;
-            tuples += n;
+        SimhashScanEstimate estimate;
+        simhash_estimate_scan(&meta, radius, random_page_cost, seq_page_cost, &estimate);
+        const double table_pages = estimate.full_scan ? estimate.full_pages : estimate.probe_pages;
+        pages += table_pages;
+        if (estimate.full_scan) {
+            io += estimate.full_pages * seq_page_cost;
+            scan_cpu = estimate.full_cost - estimate.full_pages * seq_page_cost;
         } else {
-            double fetches = 0;
-            for (int t = 0; t < meta.ntables; ++t) {
-                const double per_probe = n / ldexp(1.0, g.len[t]);  // entries sharing one block value
-                const double count = simhash_probe_count(g.len[t], rb);
-                const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
-                pages += 1.0 + count * (1.0 + per_probe / per_page);
-                tuples += count * per_probe;
-                if (t > 0) {  // refs whose 32 stored bits pass fetch their entry from table 0
-                    const int rest = 32 - g.len[t];
-                    fetches += count * per_probe * simhash_probe_count(rest, radius) / ldexp(1.0, rest);
-                }
-            }
-            // Fetches land on random pages of table 0: count the distinct pages they touch (plus
-            // the map pages) as page reads, and each fetch as CPU.
-            const double table0_pages = Max(1.0, static_cast<double>(meta.tables[0].npages));
-            pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + meta.nmappages;
-            tuples += fetches;
+            io += estimate.probe_pages * random_page_cost;
+            scan_cpu = estimate.probe_cost - estimate.probe_pages * random_page_cost;
         }
     }
     pages = Min(pages, static_cast<double>(Max(index->pages, 1)));
-
-    double random_page_cost;
-    get_tablespace_page_costs(index->reltablespace, &random_page_cost, nullptr);
-    double io;
-    if (loop_count > 1) {
+    if (loop_count > 1) {  // repeated scans find pages cached, as for the built-in indexes
         const double fetched = index_pages_fetched(pages * loop_count, index->pages, static_cast<double>(index->pages), root);
-        io = fetched * random_page_cost / loop_count;
-    } else {
-        io = pages * random_page_cost;
+        io = Min(io, fetched * random_page_cost / loop_count);
     }
     const double qual_op_cost = cpu_operator_cost * list_length(path->indexclauses);
     *indexStartupCost = costs.indexStartupCost;
-    *indexTotalCost = costs.indexStartupCost + io + tuples * (cpu_index_tuple_cost + qual_op_cost) +
-                      probes * cpu_operator_cost;
+    *indexTotalCost = costs.indexStartupCost + io + scan_cpu + tuples * (cpu_index_tuple_cost + qual_op_cost);
     *indexSelectivity = costs.indexSelectivity;
     *indexCorrelation = 0.0;
     *indexPages = pages;

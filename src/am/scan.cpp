@@ -18,6 +18,7 @@ extern "C" {
 #include "access/relscan.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
+#include "pgstat.h"
 }
 
 namespace {
@@ -262,6 +263,9 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
 void collect(IndexScanDesc scan, ProbeQuery *q) {
     Relation index = scan->indexRelation;
     q->found = 0;
+    // One scan per (re)scan, as the built-in AMs count it (pg_stat_user_indexes.idx_scan); the
+    // executor counts the tuples returned (idx_tup_read).
+    pgstat_count_index_scan(index);
     if (!prepare_query(scan, q)) return;
     int primary = 0;  // probe with the smallest ball, verify all of them
     for (int k = 1; k < q->nkeys; ++k)
@@ -279,16 +283,16 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
         q->meta = meta;
         q->map_buffer = InvalidBuffer;
         q->map_blkno = InvalidBlockNumber;
-        double total = 0;
         for (int t = 0; t < meta->ntables; ++t) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
             q->qkey[t] = simhash_key32(q->center[primary], &q->g, t);
-            total += simhash_probe_count(q->g.len[t], q->rb);
         }
-        if (simhash_full_scan(meta, q->radius[primary], total))
+        SimhashScanEstimate estimate;
+        simhash_estimate_scan(index, meta, q->radius[primary], &estimate);
+        if (estimate.full_scan)
             scan_chain(index, q, meta->tables[0].first, SIMHASH_DATA);
         else
-            probe_tables(index, q, meta, static_cast<Size>(total));
+            probe_tables(index, q, meta, static_cast<Size>(estimate.probes));
     }
     UnlockReleaseBuffer(meta_buffer);
 }

@@ -210,9 +210,28 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
 
 // cost.cpp / scan.cpp shared: number of block values within `radius` bits in a `len`-bit block
 double simhash_probe_count(int len, int radius);
-// Whether a scan of `radius` with `probes` probes in all reads table 0 in full instead: when the
-// probes would touch more pages than the table has (or simhash.max_probes when set, for tests).
-bool simhash_full_scan(const SimhashMetaData *meta, int radius, double probes);
+// The expected work of one scan of `radius` over the sorted tables, by both strategies: probing
+// every block value within floor(radius / m) bits in each table, or reading table 0 in full.
+// The scan runs the one with the smaller expected time; the planner's cost is that time, so the
+// two never disagree and the cost never falls as the radius grows.
+struct SimhashScanEstimate {
+    double probes;       // block values probed, all tables
+    double candidates;   // entries and refs sharing a probed block value
+    double fetches;      // refs of tables 1..m-1 passing their 32-bit filter (random reads of table 0)
+    double probe_pages;  // distinct pages the probes touch
+    double probe_us;     // expected time of probing (microseconds, index pages in memory)
+    double full_pages;   // pages of table 0
+    double full_us;      // expected time of reading table 0
+    double probe_cost;   // planner cost units: the time as CPU cost plus the pages at page cost
+    double full_cost;
+    bool full_scan;      // the strategy the scan will use: the cheaper one
+};
+// random_page_cost and seq_page_cost are the index tablespace's: probes read pages at random,
+// table 0 is read in chain order.
+void simhash_estimate_scan(const SimhashMetaData *meta, int radius, double random_page_cost, double seq_page_cost,
+                           SimhashScanEstimate *estimate);
+// The same, with the page costs of the index's tablespace.
+void simhash_estimate_scan(Relation index, const SimhashMetaData *meta, int radius, SimhashScanEstimate *estimate);
 extern int simhash_max_probes;
 
 // AM callbacks
