@@ -14,3 +14,15 @@ COMMENT ON FUNCTION simhash_index_check(regclass, boolean) IS
 -- simhash_lock_neighbourhood checks the caller's privilege on the scope table.
 COMMENT ON FUNCTION simhash_lock_neighbourhood(bigint, integer, regclass) IS
     'Takes the transaction-scoped advisory locks simhash_dedup() takes for a fingerprint: any two fingerprints within radius bits share at least one lock in the same scope (table); at most 1024 distinct locks per scope; needs INSERT or UPDATE privilege on the scope table';
+
+-- = and <> for hamming_ball.
+CREATE FUNCTION hamming_ball_eq(hamming_ball, hamming_ball) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_ball_eq(hamming_ball, hamming_ball) IS 'implementation of = for hamming_ball: same center and radius';
+CREATE FUNCTION hamming_ball_ne(hamming_ball, hamming_ball) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_ball_ne(hamming_ball, hamming_ball) IS 'implementation of <> for hamming_ball';
+CREATE OPERATOR = (LEFTARG = hamming_ball, RIGHTARG = hamming_ball, FUNCTION = hamming_ball_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel);
+CREATE OPERATOR <> (LEFTARG = hamming_ball, RIGHTARG = hamming_ball, FUNCTION = hamming_ball_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);

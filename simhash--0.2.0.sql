@@ -235,6 +235,17 @@ CREATE FUNCTION hamming_ball_contains_commuted(hamming_ball, bigint) RETURNS boo
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hamming_ball_contains_commuted(hamming_ball, bigint) IS 'implementation of @>: ball contains the fingerprint';
 
+CREATE FUNCTION hamming_ball_eq(hamming_ball, hamming_ball) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_ball_eq(hamming_ball, hamming_ball) IS 'implementation of = for hamming_ball: same center and radius';
+CREATE FUNCTION hamming_ball_ne(hamming_ball, hamming_ball) RETURNS boolean
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_ball_ne(hamming_ball, hamming_ball) IS 'implementation of <> for hamming_ball';
+CREATE OPERATOR = (LEFTARG = hamming_ball, RIGHTARG = hamming_ball, FUNCTION = hamming_ball_eq,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel);
+CREATE OPERATOR <> (LEFTARG = hamming_ball, RIGHTARG = hamming_ball, FUNCTION = hamming_ball_ne,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel);
+
 CREATE OPERATOR <@ (LEFTARG = bigint, RIGHTARG = hamming_ball, FUNCTION = hamming_ball_contains,
     COMMUTATOR = @>, RESTRICT = hamming_ball_restrict_selectivity, JOIN = hamming_ball_join_selectivity);
 CREATE OPERATOR @> (LEFTARG = hamming_ball, RIGHTARG = bigint, FUNCTION = hamming_ball_contains_commuted,

@@ -43,6 +43,12 @@ FROM (VALUES (-1), (0), (20), (28), (32), (64), (100)) AS t(k);
 -- hamming_ball: I/O and containment.
 SELECT '(-42,3)'::hamming_ball AS ball, hamming_ball(-1, 64) AS everything, center('(5,2)'::hamming_ball), radius('(5,2)'::hamming_ball),
        ' (7,1) '::hamming_ball AS outer_spaces;
+-- Whitespace around every field, as composite and range input accept it; = and <>.
+SELECT E'( 7 ,\t1 )\n'::hamming_ball AS inner_spaces, E'(\n-3\r,\f2\x0b)'::hamming_ball AS all_kinds,
+       '(7,1)'::hamming_ball = ' ( 7 , 1 ) ' AS equal, '(7,1)'::hamming_ball = '(7,2)' AS other_radius,
+       '(7,1)'::hamming_ball <> '(8,1)' AS not_equal, hamming_ball(7, 1) = '(7,1)' AS made_equals_typed;
+SELECT '( 7 1)'::hamming_ball;
+SELECT '(7,1) x'::hamming_ball;
 SELECT 3::bigint <@ hamming_ball(0, 2) AS inside, 7::bigint <@ hamming_ball(0, 2) AS outside,
        hamming_ball(0, 2) @> 3::bigint AS commuted, 0::bigint <@ hamming_ball(0, -1) AS negative_radius_is_empty;
 \set VERBOSITY default

@@ -61,31 +61,53 @@ SIMHASH_FUNCTION(hamming_ball_make) {
     PG_RETURN_DATUM(make_hamming_ball_datum(PG_GETARG_INT64(0), PG_GETARG_INT32(1)));
 }
 
+namespace {
+
+// The whitespace PostgreSQL's own composite and range input skips around fields.
+const char *skip_space(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') ++p;
+    return p;
+}
+
+}  // namespace
+
 SIMHASH_FUNCTION(hamming_ball_in) {
     const char *input = PG_GETARG_CSTRING(0);
-    const char *p = input;
-    while (*p == ' ') ++p;
+    const char *p = skip_space(input);
     bool ok = *p++ == '(';
     char *end = nullptr;
     errno = 0;
     long long center = ok ? std::strtoll(p, &end, 10) : 0;
     ok = ok && end != p && errno == 0;
-    p = end;
+    if (ok) p = skip_space(end);
     ok = ok && *p++ == ',';
     long radius = 0;
     if (ok) {
         errno = 0;
         radius = std::strtol(p, &end, 10);
         ok = end != p && errno == 0 && radius >= PG_INT32_MIN && radius <= PG_INT32_MAX;
-        p = end;
+        p = skip_space(end);
     }
     ok = ok && *p++ == ')';
-    while (ok && *p == ' ') ++p;
+    if (ok) p = skip_space(p);
     if (!ok || *p != '\0')
         ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                         errmsg("invalid input syntax for type hamming_ball: \"%s\"", input),
                         errhint("Write a ball as '(center,radius)', for example '(-42,3)'.")));
     PG_RETURN_DATUM(make_hamming_ball_datum(center, static_cast<int32>(radius)));
+}
+
+// Two balls are equal when written the same: same center and radius.
+SIMHASH_FUNCTION(hamming_ball_eq) {
+    const HammingBall *a = PG_GETARG_HAMMING_BALL(0);
+    const HammingBall *b = PG_GETARG_HAMMING_BALL(1);
+    PG_RETURN_BOOL(a->center == b->center && a->radius == b->radius);
+}
+
+SIMHASH_FUNCTION(hamming_ball_ne) {
+    const HammingBall *a = PG_GETARG_HAMMING_BALL(0);
+    const HammingBall *b = PG_GETARG_HAMMING_BALL(1);
+    PG_RETURN_BOOL(a->center != b->center || a->radius != b->radius);
 }
 
 SIMHASH_FUNCTION(hamming_ball_out) {
