@@ -185,6 +185,87 @@ CREATE OPERATOR > (LEFTARG = hamming_distance, RIGHTARG = hamming_distance, FUNC
 CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
     COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
 
+-- The same operators for a radius typed smallint or bigint, so that a radius bound by a driver as
+-- int2 (psycopg 3) or int8 (JDBC setLong, Go int64) also reaches the index instead of resolving
+-- to PostgreSQL's own int4-int2 or int4-int8 operator. The planner support turns the radius into
+-- hamming_within's int4 radius exactly (a bigint clamped to -1..64). There are no operators for a
+-- numeric radius: PostgreSQL has no int4-numeric operator, so (hamming_distance, numeric) would
+-- make every `integer < numeric` comparison in the database ambiguous; a numeric radius resolves
+-- to numeric's own operator (see the README).
+CREATE FUNCTION hamming_radius_at_most(k bigint) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_radius_at_most_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_at_most(bigint) IS
+    'The radius r in -1..64 with hamming(a, b) <= k exactly when hamming(a, b) <= r (used by the <= rewrite)';
+CREATE FUNCTION hamming_radius_below(k bigint) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_radius_below_int8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_below(bigint) IS
+    'The radius r in -1..64 with hamming(a, b) < k exactly when hamming(a, b) <= r (used by the < rewrite)';
+
+CREATE FUNCTION hamming_distance_lt(hamming_distance, smallint) RETURNS boolean AS 'int42lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(hamming_distance, smallint) IS 'implementation of < for hamming_distance and smallint; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_lt(smallint, hamming_distance) RETURNS boolean AS 'int24lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(smallint, hamming_distance) IS 'implementation of < for hamming_distance and smallint';
+CREATE FUNCTION hamming_distance_le(hamming_distance, smallint) RETURNS boolean AS 'int42le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(hamming_distance, smallint) IS 'implementation of <= for hamming_distance and smallint; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_le(smallint, hamming_distance) RETURNS boolean AS 'int24le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(smallint, hamming_distance) IS 'implementation of <= for hamming_distance and smallint';
+CREATE FUNCTION hamming_distance_gt(hamming_distance, smallint) RETURNS boolean AS 'int42gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(hamming_distance, smallint) IS 'implementation of > for hamming_distance and smallint';
+CREATE FUNCTION hamming_distance_gt(smallint, hamming_distance) RETURNS boolean AS 'int24gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(smallint, hamming_distance) IS 'implementation of > for hamming_distance and smallint; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_ge(hamming_distance, smallint) RETURNS boolean AS 'int42ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(hamming_distance, smallint) IS 'implementation of >= for hamming_distance and smallint';
+CREATE FUNCTION hamming_distance_ge(smallint, hamming_distance) RETURNS boolean AS 'int24ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(smallint, hamming_distance) IS 'implementation of >= for hamming_distance and smallint; rewritten to hamming_within() by the planner';
+CREATE OPERATOR < (LEFTARG = hamming_distance, RIGHTARG = smallint, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR < (LEFTARG = smallint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = hamming_distance, RIGHTARG = smallint, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR <= (LEFTARG = smallint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = hamming_distance, RIGHTARG = smallint, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR > (LEFTARG = smallint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = smallint, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR >= (LEFTARG = smallint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE FUNCTION hamming_distance_lt(hamming_distance, bigint) RETURNS boolean AS 'int48lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(hamming_distance, bigint) IS 'implementation of < for hamming_distance and bigint; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_lt(bigint, hamming_distance) RETURNS boolean AS 'int84lt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(bigint, hamming_distance) IS 'implementation of < for hamming_distance and bigint';
+CREATE FUNCTION hamming_distance_le(hamming_distance, bigint) RETURNS boolean AS 'int48le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(hamming_distance, bigint) IS 'implementation of <= for hamming_distance and bigint; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_le(bigint, hamming_distance) RETURNS boolean AS 'int84le' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(bigint, hamming_distance) IS 'implementation of <= for hamming_distance and bigint';
+CREATE FUNCTION hamming_distance_gt(hamming_distance, bigint) RETURNS boolean AS 'int48gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(hamming_distance, bigint) IS 'implementation of > for hamming_distance and bigint';
+CREATE FUNCTION hamming_distance_gt(bigint, hamming_distance) RETURNS boolean AS 'int84gt' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(bigint, hamming_distance) IS 'implementation of > for hamming_distance and bigint; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_ge(hamming_distance, bigint) RETURNS boolean AS 'int48ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(hamming_distance, bigint) IS 'implementation of >= for hamming_distance and bigint';
+CREATE FUNCTION hamming_distance_ge(bigint, hamming_distance) RETURNS boolean AS 'int84ge' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(bigint, hamming_distance) IS 'implementation of >= for hamming_distance and bigint; rewritten to hamming_within() by the planner';
+CREATE OPERATOR < (LEFTARG = hamming_distance, RIGHTARG = bigint, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = hamming_distance, RIGHTARG = bigint, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = hamming_distance, RIGHTARG = bigint, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR > (LEFTARG = bigint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = bigint, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
 --------------------------------------------------------------------------------------------------
 -- hamming_ball: the set of fingerprints within a radius of a center; `fp <@ hamming_ball(q, k)`
 -- is the search operator of the simhash index.

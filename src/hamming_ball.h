@@ -26,3 +26,7 @@ Datum make_hamming_ball_datum(int64 center, int32 radius);
 // Fraction of uniformly random fingerprints within `radius` bits of a point: P(Binomial(64, 1/2)
 // <= radius). The planner's selectivity for a radius query.
 double hamming_ball_fraction(int32 radius);
+
+// The int4 radius r for which, over distances 0..64, `d <= k` (below = false) or `d < k`
+// (below = true) holds exactly when `d <= r`, for a bigint radius k: clamped to -1..64.
+int32 hamming_radius_from_int8(int64 k, bool below);

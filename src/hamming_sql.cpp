@@ -57,6 +57,15 @@ SIMHASH_FUNCTION(simhash_hamming_radius_below) {
     PG_RETURN_INT32(k == PG_INT32_MIN ? k : k - 1);
 }
 
+int32 hamming_radius_from_int8(int64 k, bool below) {
+    if (below) k = k == PG_INT64_MIN ? k : k - 1;
+    return static_cast<int32>(Max(Min(k, static_cast<int64>(64)), static_cast<int64>(-1)));
+}
+
+// hamming_radius_at_most(k) / hamming_radius_below(k) for a bigint k: what the planner support
+// puts in hamming_within() when k is not a constant.
+SIMHASH_FUNCTION(simhash_radius_at_most_int8) { PG_RETURN_INT32(hamming_radius_from_int8(PG_GETARG_INT64(0), false)); }
+SIMHASH_FUNCTION(simhash_radius_below_int8) { PG_RETURN_INT32(hamming_radius_from_int8(PG_GETARG_INT64(0), true)); }
 SIMHASH_FUNCTION(hamming_ball_make) {
     PG_RETURN_DATUM(make_hamming_ball_datum(PG_GETARG_INT64(0), PG_GETARG_INT32(1)));
 }

@@ -18,6 +18,7 @@ extern "C" {
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
 #include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -35,16 +36,50 @@ bool is_call_of(Node *node, Oid funcid) {
     return node && IsA(node, FuncExpr) && reinterpret_cast<FuncExpr *>(node)->funcid == funcid;
 }
 
-// The radius as an int4 expression (the comparison's other operand may be typed hamming_distance).
-Node *as_int4(Node *radius) {
-    if (exprType(radius) == INT4OID) return radius;
+// The int4 radius r of `d <= r` equivalent to `d <= radius` (below = false) or `d < radius`
+// (below = true), for a radius of any integer type or hamming_distance: a constant is converted
+// here; otherwise a call converts it at run time (int2 and int4 widen, bigint goes through
+// hamming_radius_at_most / hamming_radius_below, which clamp it to -1..64).
+// nullptr when the type is none of these.
+Node *int4_radius(Node *radius, bool below, Oid namespace_oid) {
+    Oid type = exprType(radius);
+    const Oid base = getBaseType(type);  // hamming_distance is an int4 domain
     if (IsA(radius, Const)) {
         Const *c = reinterpret_cast<Const *>(radius);
-        return reinterpret_cast<Node *>(makeConst(INT4OID, -1, InvalidOid, sizeof(int32), c->constvalue,
+        int32 value = 0;
+        if (!c->constisnull) {
+            switch (base) {
+                case INT2OID: value = DatumGetInt16(c->constvalue); break;
+                case INT4OID: value = DatumGetInt32(c->constvalue); break;
+                case INT8OID: value = hamming_radius_from_int8(DatumGetInt64(c->constvalue), below); break;
+                default: return nullptr;
+            }
+            if (below && (base == INT2OID || base == INT4OID)) value = value == PG_INT32_MIN ? value : value - 1;
+        }
+        return reinterpret_cast<Node *>(makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(value),
                                                   c->constisnull, true));
     }
-    return reinterpret_cast<Node *>(makeRelabelType(reinterpret_cast<Expr *>(radius), INT4OID, -1,
-                                                    InvalidOid, COERCE_IMPLICIT_CAST));
+    Node *int4 = nullptr;
+    if (base == INT4OID) {
+        int4 = type == INT4OID ? radius
+                               : reinterpret_cast<Node *>(makeRelabelType(reinterpret_cast<Expr *>(radius), INT4OID,
+                                                                          -1, InvalidOid, COERCE_IMPLICIT_CAST));
+    } else if (base == INT2OID) {
+        int4 = coerce_to_target_type(nullptr, radius, type, INT4OID, -1, COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1);
+    } else if (base == INT8OID) {
+        const Oid argtype[1] = {base};
+        const Oid convert = lookup_function(namespace_oid, below ? "hamming_radius_below" : "hamming_radius_at_most", 1, argtype);
+        if (!OidIsValid(convert)) return nullptr;
+        return reinterpret_cast<Node *>(
+            makeFuncExpr(convert, INT4OID, list_make1(radius), InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
+    }
+    if (int4 == nullptr) return nullptr;
+    if (!below) return int4;
+    const Oid int4_only[1] = {INT4OID};
+    const Oid minus_one = lookup_function(namespace_oid, "hamming_radius_below", 1, int4_only);
+    if (!OidIsValid(minus_one)) return nullptr;
+    return reinterpret_cast<Node *>(
+        makeFuncExpr(minus_one, INT4OID, list_make1(int4), InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL));
 }
 
 enum class Comparison { kLess, kLessEqual, kGreater, kGreaterEqual, kOther };
@@ -94,26 +129,10 @@ Node *simplify_comparison(SupportRequestSimplify *req) {
     } else {
         return nullptr;
     }
-    radius = as_int4(radius);
-    if (comparison == Comparison::kLess) {
-        if (IsA(radius, Const)) {
-            Const *k = reinterpret_cast<Const *>(radius);
-            if (!k->constisnull) {
-                const int32 value = DatumGetInt32(k->constvalue);
-                radius = reinterpret_cast<Node *>(makeConst(
-                    INT4OID, -1, InvalidOid, sizeof(int32),
-                    Int32GetDatum(value == PG_INT32_MIN ? value : value - 1), false, true));
-            }
-        } else {
-            const Oid int4_only[1] = {INT4OID};
-            const Oid below = lookup_function(namespace_oid, "hamming_radius_below", 1, int4_only);
-            if (!OidIsValid(below)) return nullptr;
-            radius = reinterpret_cast<Node *>(makeFuncExpr(below, INT4OID, list_make1(radius), InvalidOid,
-                                                           InvalidOid, COERCE_EXPLICIT_CALL));
-        }
-    } else if (comparison != Comparison::kLessEqual) {
+    if (comparison != Comparison::kLess && comparison != Comparison::kLessEqual)
         return nullptr;  // "farther than k" is not a ball: leave it to a scan
-    }
+    radius = int4_radius(radius, comparison == Comparison::kLess, namespace_oid);
+    if (radius == nullptr) return nullptr;
     FuncExpr *rewritten = makeFuncExpr(within, BOOLOID,
                                        list_make3(linitial(distance->args), lsecond(distance->args), radius),
                                        InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
