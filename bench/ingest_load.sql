@@ -1,0 +1,19 @@
+-- bench/ingest_bench.sh: :insert_rows new rows in transactions of :batch_rows; prints rows/s, WAL
+-- bytes per row and index bytes per row after.
+CREATE PROCEDURE pg_temp.ingest_load(first bigint, total bigint, batch bigint) LANGUAGE plpgsql AS $$
+DECLARE done bigint := 0;
+BEGIN
+    WHILE done < total LOOP
+        INSERT INTO ingest_docs SELECT first + g, hashint8extended(first + g, 11)
+        FROM generate_series(done + 1, LEAST(done + batch, total)) g;
+        done := done + batch;
+        COMMIT;
+    END LOOP;
+END $$;
+SELECT pg_current_wal_lsn() AS wal0, clock_timestamp() AS t0 \gset
+CALL pg_temp.ingest_load(:base, :insert_rows, :batch_rows);
+SELECT round(:insert_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)),
+       round(pg_wal_lsn_diff(pg_current_wal_lsn(), :'wal0') / :insert_rows),
+       round((SELECT sum(pg_relation_size(indexrelid)) FROM pg_index WHERE indrelid = 'ingest_docs'::regclass)::numeric
+             / (SELECT count(*) FROM ingest_docs), 1);
+INSERT INTO ingest_done VALUES (true);
