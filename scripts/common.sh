@@ -12,6 +12,15 @@ DEBIAN_PACKAGES=(
     postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR postgresql-contrib
     libxxhash-dev libgtest-dev libipc-run-perl
 )
+# The client drivers that scripts/test.sh runs against the extension (test/clients). Node.js and
+# npm come from Debian unless a node and npm are there already (another nodejs package ships its
+# own npm and conflicts with Debian's).
+CLIENT_PACKAGES=(
+    python3-psycopg python3-psycopg2 python3-asyncpg
+    default-jdk-headless libpostgresql-jdbc-java
+)
+command -v node >/dev/null || CLIENT_PACKAGES+=(nodejs)
+command -v npm >/dev/null || CLIENT_PACKAGES+=(npm)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -43,6 +52,7 @@ as_cluster_user() {
     if [ "$(id -un)" = "$CLUSTER_USER" ]; then "$@"; else runuser -u "$CLUSTER_USER" -- "$@"; fi
 }
 
+# The cluster listens on its socket directory and on loopback TCP (JDBC has no Unix sockets).
 start_cluster() {
     CLUSTER_DIR=$(mktemp -d /tmp/simhash-cluster.XXXXXX)
     chown "$CLUSTER_USER" "$CLUSTER_DIR" 2>/dev/null || true
@@ -54,7 +64,7 @@ start_cluster() {
     echo "==> starting a throwaway cluster in $CLUSTER_DIR (port $PGPORT)"
     as_cluster_user "$PG_BIN/initdb" -D "$CLUSTER_DIR/data" -U "$CLUSTER_USER" -E UTF8 --locale=C.UTF-8 -A trust >/dev/null
     as_cluster_user "$PG_BIN/pg_ctl" -D "$CLUSTER_DIR/data" -l "$CLUSTER_DIR/server.log" -w \
-        -o "-p $PGPORT -k $CLUSTER_DIR -c listen_addresses='' -c fsync=off" start >/dev/null
+        -o "-p $PGPORT -k $CLUSTER_DIR -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
 }
 
 stop_cluster() {

@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian bookworm machine: installs the packages, builds, runs the
 # core unit tests (GoogleTest/CTest), the pg_regress suite and isolation specs against a throwaway cluster, and the TAP
-# tests (each starts clusters of its own). Leaves nothing running.
+# tests (each starts clusters of its own), and between them the client driver tests
+# (test/clients: psycopg 3, psycopg 2, asyncpg, node-postgres, JDBC) against the throwaway cluster.
+# Leaves nothing running.
 source "$(dirname "$0")/common.sh"
 
+DEBIAN_PACKAGES+=("${CLIENT_PACKAGES[@]}")
 install_packages
 build_and_install
+
+echo "==> node-postgres for the client tests"
+(
+    cd "$REPO_ROOT/test/clients/node"
+    if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+)
 
 echo "==> core unit tests"
 make -C "$REPO_ROOT" -s unit
@@ -16,6 +25,8 @@ if ! make -C "$REPO_ROOT" -s installcheck PG_CONFIG="$PG_BIN/pg_config"; then
     cat "$REPO_ROOT/regression.diffs" "$REPO_ROOT/output_iso/regression.diffs" 2>/dev/null | head -200
     exit 1
 fi
+echo "==> client driver tests"
+SIMHASH_PG_BIN="$PG_BIN" bash "$REPO_ROOT/test/clients/run.sh"
 stop_cluster
 
 if compgen -G "$REPO_ROOT/test/t/*.pl" >/dev/null; then
