@@ -63,10 +63,13 @@ simhash::ShingleOptions shingle_options(text *unit, int32 size) {
     return options;
 }
 
-// A one-dimensional array of n elements without NULLs, its data_bytes of element data zeroed.
+// A one-dimensional array of n elements without NULLs, with room for data_bytes of element data,
+// which the caller must write in full: it is not zeroed, so that the pages of a large array are
+// first touched while the (interruptible) caller fills them, not in one long memset.
 ArrayType *new_array(Oid element_type, int n, size_t data_bytes) {
     const size_t nbytes = ARR_OVERHEAD_NONULLS(1) + data_bytes;
-    ArrayType *array = static_cast<ArrayType *>(palloc0(nbytes));
+    ArrayType *array = static_cast<ArrayType *>(palloc(nbytes));
+    std::memset(array, 0, ARR_OVERHEAD_NONULLS(1));
     SET_VARSIZE(array, nbytes);
     array->ndim = 1;
     array->dataoffset = 0;
@@ -76,7 +79,12 @@ ArrayType *new_array(Oid element_type, int n, size_t data_bytes) {
     return array;
 }
 
-ArrayType *new_int4_array(int n) { return new_array(INT4OID, n, sizeof(int32) * n); }
+// Zeroed: a signature is at most 32 KB.
+ArrayType *new_int4_array(int n) {
+    ArrayType *array = new_array(INT4OID, n, sizeof(int32) * n);
+    std::memset(ARR_DATA_PTR(array), 0, sizeof(int32) * n);
+    return array;
+}
 
 // A MinHash signature argument: a one-dimensional int4 array without NULLs.
 const uint32_t *signature_slots(ArrayType *signature, const char *argument_name, int *slots) {
@@ -180,11 +188,13 @@ const size_t kMaxArrayDataBytes = MaxAllocSize - ARR_OVERHEAD_NONULLS(1);
 // varlena header, the bytes, zero padding to int alignment.
 size_t text_element_bytes(size_t len) { return INTALIGN(VARHDRSZ + len); }
 
-// Writes a text element at out; returns the position of the next one.
+// Writes a text element at out, padding included; returns the position of the next one.
 char *write_text_element(char *out, const char *data, size_t len) {
+    const size_t element_bytes = text_element_bytes(len);
     SET_VARSIZE(out, VARHDRSZ + len);
     std::memcpy(VARDATA(out), data, len);
-    return out + text_element_bytes(len);
+    std::memset(VARDATA(out) + len, 0, element_bytes - VARHDRSZ - len);
+    return out + element_bytes;
 }
 
 const char *const kShinglesTooLargeHint =
@@ -223,7 +233,9 @@ ShingleArraySize measure_shingle_array(Utf8Bytes doc, const simhash::ShingleOpti
 }
 
 // Pure C++: writes the shingles (UTF-8) as the elements of an array whose element data, of
-// data_bytes measured by measure_shingle_array, starts at out.
+// data_bytes measured by measure_shingle_array, starts at out. Writing costs per output byte
+// (up to 64 times the input with long shingles, and the first touch of fresh memory), so the
+// poll is ticked with every shingle's bytes as well.
 void write_shingle_array(Utf8Bytes doc, const simhash::ShingleOptions &options, char *out,
                          size_t data_bytes, simhash::StopPoll *poll) {
     const char *const end = out + data_bytes;
@@ -233,6 +245,7 @@ void write_shingle_array(Utf8Bytes doc, const simhash::ShingleOptions &options, 
             if (text_element_bytes(len) > static_cast<size_t>(end - out))
                 throw std::logic_error("the shingles changed between the measuring and the writing pass");
             out = write_text_element(out, data, len);
+            simhash::tick(poll, len);
         },
         poll);
 }
