@@ -49,6 +49,38 @@ FROM features GROUP BY doc ORDER BY doc;
 SELECT simhash_agg(feature, weight) = simhash(ARRAY['apple', 'banana', 'cherry'], ARRAY[5, 0.5, 0.25]) AS agg_matches
 FROM features WHERE doc = 1;
 SELECT simhash_agg(feature) IS NULL AS no_rows FROM features WHERE false;
+-- A group without a feature that counts (NULL features, NULL weights) gives NULL, as every
+-- aggregate over no input does; a feature of weight 0 counts (and votes for no bit).
+SELECT doc, simhash_agg(feature) AS unweighted, simhash_agg(feature, weight) AS weighted
+FROM (VALUES (1, NULL::text, 1::float8), (1, NULL, NULL), (2, 'apple', NULL), (3, 'apple', 0)) AS t(doc, feature, weight)
+GROUP BY doc ORDER BY doc;
+
+-- The same through parallel plans: partial aggregates in the workers, then the serial, deserial
+-- and combine functions.
+CREATE TABLE parallel_features (doc int, feature text, weight float8) WITH (parallel_workers = 2);
+INSERT INTO parallel_features
+SELECT g % 3, CASE WHEN g % 3 = 0 THEN NULL ELSE 'feature ' || g % 7 END, g % 5
+FROM generate_series(1, 30000) g;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT simhash_agg(feature) FROM parallel_features WHERE doc = 0;
+SELECT simhash_agg(feature) AS unweighted, simhash_agg(feature, weight) AS weighted
+FROM parallel_features WHERE doc = 0;
+SELECT simhash_agg(feature) AS unweighted, simhash_agg(feature, weight) AS weighted
+FROM parallel_features WHERE doc = 1;
+-- Votes that overflow in a worker or when the workers' votes are combined.
+SELECT simhash_agg('same feature', 1e308) FROM parallel_features;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+-- The same rows in a plain plan give the same answers.
+SELECT simhash_agg(feature) AS unweighted, simhash_agg(feature, weight) AS weighted
+FROM parallel_features WHERE doc = 1;
 
 -- Errors: each says what to do.
 \set VERBOSITY default
@@ -61,6 +93,9 @@ SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, NULL]);
 SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'NaN']);
 SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'Infinity']);
 SELECT simhash_agg(feature, 'NaN') FROM features;
+-- Finite weights whose sum on a bit overflows double precision.
+SELECT simhash(ARRAY['a', 'a'], ARRAY[1e308, 1e308]);
+SELECT simhash_agg(feature, 1e308) FROM features;
 \set VERBOSITY terse
 
 -- Deterministic: the same input, the same fingerprint, whatever the row or the plan.
@@ -72,4 +107,5 @@ BEGIN EXECUTE statement; RETURN 'no error'; EXCEPTION WHEN OTHERS THEN RETURN SQ
 SELECT statement, pg_temp.sqlstate_of(statement) FROM (VALUES
     ($$SELECT simhash('abc', size => 0)$$), ($$SELECT simhash('abc', unit => 'words')$$),
     ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0])$$), ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, NULL])$$),
-    ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'NaN'])$$), ($$SELECT simhash_agg(feature, 'NaN') FROM features$$)) AS t(statement);
+    ($$SELECT simhash(ARRAY['a', 'b'], ARRAY[1.0, 'NaN'])$$), ($$SELECT simhash_agg(feature, 'NaN') FROM features$$),
+    ($$SELECT simhash(ARRAY['a', 'a'], ARRAY[1e308, 1e308])$$), ($$SELECT simhash_agg(feature, 1e308) FROM features$$)) AS t(statement);

@@ -6,8 +6,8 @@
 //  - emit / progress: the PostgreSQL calls (tuplestore_putvalues, ereport(NOTICE)) run inside
 //    PG_TRY in the callback's own frame; an error is copied, flushed and the callback returns
 //    "stop", the core unwinds by plain C++ returns, and the error is re-thrown here afterwards;
-//  - should_stop: reads QueryCancelPending / ProcDiePending only (no ProcessInterrupts); after the
-//    core has returned, CHECK_FOR_INTERRUPTS() raises the cancel.
+//  - should_stop: simhash_pg::interrupt_requested reads the interrupt flags only (no
+//    ProcessInterrupts); after the core has returned, raise_interrupt() raises the cancel.
 // So no PostgreSQL error longjmps through a core frame, and no C++ container is alive when one is
 // raised: a cancelled run leaks nothing.
 //
@@ -88,8 +88,6 @@ void keep_error(RunState *state) {
     FlushErrorState();
 }
 
-bool interrupt_requested(void *) { return InterruptPending && (QueryCancelPending || ProcDiePending); }
-
 bool report_progress(void *context, const char *phase, uint64_t done, uint64_t total) {
     RunState *state = static_cast<RunState *>(context);
     if (state->progress_seconds <= 0) return true;
@@ -151,7 +149,7 @@ simhash::RunControl run_control(RunState *state) {
     simhash::RunControl control;
     control.context = state;
     control.emit = emit_pairs<simhash::NearPair>;
-    control.should_stop = interrupt_requested;
+    control.should_stop = simhash_pg::interrupt_requested;
     control.progress = report_progress;
     return control;
 }
@@ -159,10 +157,7 @@ simhash::RunControl run_control(RunState *state) {
 // After the core returned (its objects destroyed): raise what a callback caught, or the cancel.
 void finish_run(RunState *state, simhash::RunStatus status) {
     if (state->error) ReThrowError(state->error);
-    if (status == simhash::RunStatus::stopped) {
-        CHECK_FOR_INTERRUPTS();
-        ereport(ERROR, (errcode(ERRCODE_QUERY_CANCELED), errmsg("%s was interrupted", state->function_name)));
-    }
+    if (status == simhash::RunStatus::stopped) simhash_pg::raise_interrupt(state->function_name);
 }
 
 // Arguments ------------------------------------------------------------------------------------

@@ -1,6 +1,11 @@
 // SQL wrappers for the fingerprint functions: simhash(), minhash(), their feature-array and
 // tsvector forms, the simhash_agg aggregate and the MinHash signature helpers. The kernels live
 // in src/core; this file only moves data between PostgreSQL values and the core.
+//
+// Cancelling: work on one document can take seconds (a 1 GB text, 8192 MinHash slots), so the
+// core gets interrupt_poll() and stops within milliseconds of a cancel or statement timeout (the
+// guard then raises it). Loops of this file that read PostgreSQL values own no C++ objects and
+// call CHECK_FOR_INTERRUPTS() themselves.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -13,6 +18,7 @@
 extern "C" {
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "tsearch/ts_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -25,6 +31,10 @@ namespace {
 // because they own nothing that needs destruction.
 static_assert(std::is_trivially_destructible<simhash::SimhashVote>::value, "");
 static_assert(std::is_trivially_destructible<simhash::WeightedSimhashVote>::value, "");
+static_assert(std::is_trivially_destructible<simhash::StopPoll>::value, "");
+
+// Elements of an array argument read between two CHECK_FOR_INTERRUPTS().
+constexpr int kElementsBetweenInterruptChecks = 4096;
 
 // The bytes of a string in UTF-8, whatever the database encoding, so that a document gets the
 // same fingerprint in every database. SQL_ASCII declares no encoding: its bytes are read as
@@ -53,15 +63,26 @@ simhash::ShingleOptions shingle_options(text *unit, int32 size) {
     return options;
 }
 
-ArrayType *new_int4_array(int n) {
-    const size_t nbytes = ARR_OVERHEAD_NONULLS(1) + sizeof(int32) * n;
-    ArrayType *array = static_cast<ArrayType *>(palloc0(nbytes));
+// A one-dimensional array of n elements without NULLs, with room for data_bytes of element data,
+// which the caller must write in full: it is not zeroed, so that the pages of a large array are
+// first touched while the (interruptible) caller fills them, not in one long memset.
+ArrayType *new_array(Oid element_type, int n, size_t data_bytes) {
+    const size_t nbytes = ARR_OVERHEAD_NONULLS(1) + data_bytes;
+    ArrayType *array = static_cast<ArrayType *>(palloc(nbytes));
+    std::memset(array, 0, ARR_OVERHEAD_NONULLS(1));
     SET_VARSIZE(array, nbytes);
     array->ndim = 1;
     array->dataoffset = 0;
-    array->elemtype = INT4OID;
+    array->elemtype = element_type;
     ARR_DIMS(array)[0] = n;
     ARR_LBOUND(array)[0] = 1;
+    return array;
+}
+
+// Zeroed: a signature is at most 32 KB.
+ArrayType *new_int4_array(int n) {
+    ArrayType *array = new_array(INT4OID, n, sizeof(int32) * n);
+    std::memset(ARR_DATA_PTR(array), 0, sizeof(int32) * n);
     return array;
 }
 
@@ -94,21 +115,22 @@ int32 minhash_slots_argument(int32 slots) {
 }
 
 // Pure C++ (no PostgreSQL calls): builds the hash family and writes the text's signature.
+// Throws simhash::Stopped when the poll asks to stop.
 void text_minhash_into(Utf8Bytes doc, int slots, uint64_t seed,
-                       const simhash::ShingleOptions &options, uint32_t *out) {
+                       const simhash::ShingleOptions &options, simhash::StopPoll *poll, uint32_t *out) {
     simhash::MinhashFamily family(slots, seed);
     simhash::MinhashSketch sketch(family);
-    simhash::for_each_shingle(doc.data, doc.len, options, [&](const char *data, size_t n) {
-        sketch.add(simhash::feature_hash(data, n));
-    });
+    sketch.add_text(doc.data, doc.len, options, poll);
     sketch.write_signature(out);
 }
 
-// Pure C++: the signature of a set of feature hashes.
-void hashes_minhash_into(const uint64_t *hashes, size_t n, int slots, uint64_t seed, uint32_t *out) {
+// Pure C++: the signature of a set of feature hashes. Throws simhash::Stopped when the poll asks
+// to stop.
+void hashes_minhash_into(const uint64_t *hashes, size_t n, int slots, uint64_t seed,
+                         simhash::StopPoll *poll, uint32_t *out) {
     simhash::MinhashFamily family(slots, seed);
     simhash::MinhashSketch sketch(family);
-    for (size_t i = 0; i < n; ++i) sketch.add(hashes[i]);
+    sketch.add_all(hashes, n, poll);
     sketch.write_signature(out);
 }
 
@@ -120,6 +142,7 @@ uint64_t *text_array_hashes(ArrayType *features, bool *nulls_out[], int *n_out) 
     deconstruct_array(features, TEXTOID, -1, false, TYPALIGN_INT, &elements, &nulls, &n);
     uint64_t *hashes = static_cast<uint64_t *>(palloc(sizeof(uint64_t) * (n > 0 ? n : 1)));
     for (int i = 0; i < n; ++i) {
+        if (i % kElementsBetweenInterruptChecks == 0) CHECK_FOR_INTERRUPTS();
         if (nulls[i]) continue;
         Utf8Bytes b = utf8_text(DatumGetTextPP(elements[i]));
         hashes[i] = simhash::feature_hash(b.data, b.len);
@@ -147,47 +170,141 @@ SIMHASH_FUNCTION(simhash_text) {
     text *doc = PG_GETARG_TEXT_PP(0);
     simhash::ShingleOptions options = shingle_options(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
     Utf8Bytes bytes = utf8_text(doc);
-    PG_RETURN_INT64(static_cast<int64>(simhash::simhash_text(bytes.data, bytes.len, options)));
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    PG_RETURN_INT64(static_cast<int64>(simhash::simhash_text(bytes.data, bytes.len, options, &poll)));
 }
 
-// Pure C++: the shingles of a text, packed into caller-provided memory. With out == nullptr it
-// only counts them and their bytes, so the caller can allocate exactly.
-static void pack_shingles(Utf8Bytes doc, const simhash::ShingleOptions &options, size_t *count,
-                   size_t *bytes, char *out, uint32_t *lengths) {
-    size_t n = 0, total = 0;
-    simhash::for_each_shingle(doc.data, doc.len, options, [&](const char *data, size_t len) {
-        if (out) {
-            std::memcpy(out + total, data, len);
-            lengths[n] = static_cast<uint32_t>(len);
-        }
-        ++n;
-        total += len;
-    });
-    *count = n;
-    *bytes = total;
+// simhash_shingles() builds its text[] in place: a measuring pass adds up the bytes of the
+// array's elements, the array is allocated once, and a second pass writes the elements into it,
+// so memory peaks at the size of the result (twice that in a database whose encoding is not
+// UTF-8, which also holds the UTF-8 array), not at several copies of it as collecting the
+// shingles and then calling construct_array did. A result larger than MaxAllocSize (1 GB) could
+// not be returned at all; the measuring pass refuses it as soon as it gets there.
+namespace {
+
+const size_t kMaxArrayDataBytes = MaxAllocSize - ARR_OVERHEAD_NONULLS(1);
+
+// Bytes of a text element of len bytes in an array, laid out as construct_array does: a 4-byte
+// varlena header, the bytes, zero padding to int alignment.
+size_t text_element_bytes(size_t len) { return INTALIGN(VARHDRSZ + len); }
+
+// Writes a text element at out, padding included; returns the position of the next one.
+char *write_text_element(char *out, const char *data, size_t len) {
+    const size_t element_bytes = text_element_bytes(len);
+    SET_VARSIZE(out, VARHDRSZ + len);
+    std::memcpy(VARDATA(out), data, len);
+    std::memset(VARDATA(out) + len, 0, element_bytes - VARHDRSZ - len);
+    return out + element_bytes;
 }
+
+const char *const kShinglesTooLargeHint =
+    "Use a smaller size, or split the document; simhash() and minhash() stream the shingles and "
+    "have no such limit.";
+
+[[noreturn]] void throw_shingles_too_large(size_t count, size_t bytes) {
+    char message[256];
+    snprintf(message, sizeof(message),
+             "simhash_shingles result exceeds the maximum array size (1 GB): the first %zu shingles "
+             "already take %zu bytes",
+             count, bytes);
+    throw simhash_pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, message, kShinglesTooLargeHint);
+}
+
+struct ShingleArraySize {
+    size_t count;
+    size_t data_bytes;  // of the array's elements
+};
+
+// Pure C++: the number of shingles and the bytes of their array elements (UTF-8). Throws
+// SqlError (program_limit_exceeded) once the array would exceed MaxAllocSize, and
+// simhash::Stopped when the poll asks to stop.
+ShingleArraySize measure_shingle_array(Utf8Bytes doc, const simhash::ShingleOptions &options,
+                                       simhash::StopPoll *poll) {
+    ShingleArraySize size = {0, 0};
+    simhash::for_each_shingle(
+        doc.data, doc.len, options,
+        [&](const char *, size_t len) {
+            ++size.count;
+            size.data_bytes += text_element_bytes(len);
+            if (size.data_bytes > kMaxArrayDataBytes) throw_shingles_too_large(size.count, size.data_bytes);
+        },
+        poll);
+    return size;
+}
+
+// Pure C++: writes the shingles (UTF-8) as the elements of an array whose element data, of
+// data_bytes measured by measure_shingle_array, starts at out. Writing costs per output byte
+// (up to 64 times the input with long shingles, and the first touch of fresh memory), so the
+// poll is ticked with every shingle's bytes as well.
+void write_shingle_array(Utf8Bytes doc, const simhash::ShingleOptions &options, char *out,
+                         size_t data_bytes, simhash::StopPoll *poll) {
+    const char *const end = out + data_bytes;
+    simhash::for_each_shingle(
+        doc.data, doc.len, options,
+        [&](const char *data, size_t len) {
+            if (text_element_bytes(len) > static_cast<size_t>(end - out))
+                throw std::logic_error("the shingles changed between the measuring and the writing pass");
+            out = write_text_element(out, data, len);
+            simhash::tick(poll, len);
+        },
+        poll);
+}
+
+// One sweep over a text[] of `count` UTF-8 shingles, converted to the database encoding: returns
+// the bytes of the converted elements and, when out is not null, writes them there. Converting
+// twice (measure, then write) keeps only the UTF-8 array and the result in memory.
+size_t convert_shingle_array(ArrayType *utf8, int count, char *out) {
+    const char *element = ARR_DATA_PTR(utf8);
+    size_t data_bytes = 0;
+    for (int i = 0; i < count; ++i) {
+        if (i % kElementsBetweenInterruptChecks == 0) CHECK_FOR_INTERRUPTS();
+        const size_t len = VARSIZE(element) - VARHDRSZ;
+        const char *converted = pg_any_to_server(VARDATA(element), static_cast<int>(len), PG_UTF8);
+        const size_t converted_len = converted == VARDATA(element) ? len : std::strlen(converted);
+        data_bytes += text_element_bytes(converted_len);
+        if (data_bytes > kMaxArrayDataBytes)
+            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                            errmsg("simhash_shingles result exceeds the maximum array size (1 GB) in "
+                                   "the database encoding"),
+                            errhint("%s", kShinglesTooLargeHint)));
+        if (out) out = write_text_element(out, converted, converted_len);
+        if (converted != VARDATA(element)) pfree(const_cast<char *>(converted));
+        element += text_element_bytes(len);
+    }
+    return data_bytes;
+}
+
+}  // namespace
 
 SIMHASH_FUNCTION(simhash_shingles) {
     text *doc = PG_GETARG_TEXT_PP(0);
     simhash::ShingleOptions options = shingle_options(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
     Utf8Bytes bytes = utf8_text(doc);
-    size_t count, total;
-    pack_shingles(bytes, options, &count, &total, nullptr, nullptr);
-    char *packed = static_cast<char *>(palloc_extended(total + 1, MCXT_ALLOC_HUGE));
-    uint32_t *lengths = static_cast<uint32_t *>(palloc_extended(sizeof(uint32_t) * (count + 1), MCXT_ALLOC_HUGE));
-    pack_shingles(bytes, options, &count, &total, packed, lengths);
-    Datum *elements = static_cast<Datum *>(palloc_extended(sizeof(Datum) * (count + 1), MCXT_ALLOC_HUGE));
-    const bool convert = GetDatabaseEncoding() != PG_UTF8 && GetDatabaseEncoding() != PG_SQL_ASCII;
-    const char *p = packed;
-    for (size_t i = 0; i < count; ++i) {
-        const int len = static_cast<int>(lengths[i]);
-        elements[i] = PointerGetDatum(convert ? cstring_to_text(pg_any_to_server(p, len, PG_UTF8))
-                                              : cstring_to_text_with_len(p, len));
-        p += len;
-    }
-    PG_RETURN_ARRAYTYPE_P(construct_array(elements, static_cast<int>(count), TEXTOID, -1, false,
-                                          TYPALIGN_INT));
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    const ShingleArraySize size = measure_shingle_array(bytes, options, &poll);
+    if (size.count == 0) PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
+    // The count fits an int: every element takes at least 8 of the array's at most 1 GB.
+    const int count = static_cast<int>(size.count);
+    ArrayType *utf8 = new_array(TEXTOID, count, size.data_bytes);
+    write_shingle_array(bytes, options, ARR_DATA_PTR(utf8), size.data_bytes, &poll);
+    if (GetDatabaseEncoding() == PG_UTF8 || GetDatabaseEncoding() == PG_SQL_ASCII)
+        PG_RETURN_ARRAYTYPE_P(utf8);
+    ArrayType *result = new_array(TEXTOID, count, convert_shingle_array(utf8, count, nullptr));
+    convert_shingle_array(utf8, count, ARR_DATA_PTR(result));
+    pfree(utf8);
+    PG_RETURN_ARRAYTYPE_P(result);
 }
+
+namespace {
+// Finite weights can still add up to more than double precision holds (two weights of 1e308 on
+// one feature): the vote becomes an infinity or NaN and the fingerprint silently wrong.
+void check_votes_finite(const simhash::WeightedSimhashVote &vote, const char *function_name) {
+    if (!vote.finite())
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                        errmsg("%s: the sum of the weights overflows double precision", function_name),
+                        errhint("Scale the weights down, e.g. divide them all by the largest one.")));
+}
+}  // namespace
 
 SIMHASH_FUNCTION(simhash_tsvector) {
     TSVector vector = PG_GETARG_TSVECTOR(0);
@@ -236,11 +353,15 @@ SIMHASH_FUNCTION(simhash_weighted_features) {
                             errmsg("weight %d is not a finite number", i + 1)));
         vote.add(hashes[i], w);
     }
+    check_votes_finite(vote, "simhash");
     PG_RETURN_INT64(static_cast<int64>(vote.fingerprint()));
 }
 
 // simhash_agg(feature text [, weight float8]): transition state is a WeightedSimhashVote in the
-// aggregate's memory context; serialized as its 64 votes for parallel aggregation.
+// aggregate's memory context; serialized as its 64 votes for parallel aggregation. The state is
+// created by the first feature that counts: until then it stays NULL (also through the combine,
+// serial and deserial functions, which are strict or pass NULL on), so a group without one gives
+// NULL, as aggregates over no input do.
 namespace {
 simhash::WeightedSimhashVote *agg_state(FunctionCallInfo fcinfo) {
     MemoryContext aggcontext;
@@ -253,8 +374,11 @@ simhash::WeightedSimhashVote *agg_state(FunctionCallInfo fcinfo) {
 }
 
 Datum agg_add(FunctionCallInfo fcinfo, bool weighted) {
+    if (PG_ARGISNULL(1) || (weighted && PG_ARGISNULL(2))) {
+        if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+        PG_RETURN_POINTER(PG_GETARG_POINTER(0));
+    }
     simhash::WeightedSimhashVote *state = agg_state(fcinfo);
-    if (PG_ARGISNULL(1) || (weighted && PG_ARGISNULL(2))) PG_RETURN_POINTER(state);
     double weight = 1.0;
     if (weighted) {
         weight = PG_GETARG_FLOAT8(2);
@@ -307,6 +431,9 @@ SIMHASH_FUNCTION(simhash_agg_deserialfn) {
 SIMHASH_FUNCTION(simhash_agg_finalfn) {
     if (PG_ARGISNULL(0)) PG_RETURN_NULL();
     auto *state = reinterpret_cast<simhash::WeightedSimhashVote *>(PG_GETARG_POINTER(0));
+    // Checked once, at the end: a vote that overflowed (in a transition or in the combine function
+    // of a parallel plan) stays non-finite.
+    check_votes_finite(*state, "simhash_agg");
     PG_RETURN_INT64(static_cast<int64>(state->fingerprint()));
 }
 
@@ -317,7 +444,8 @@ SIMHASH_FUNCTION(minhash_text) {
     simhash::ShingleOptions options = shingle_options(PG_GETARG_TEXT_PP(3), PG_GETARG_INT32(4));
     Utf8Bytes bytes = utf8_text(doc);
     ArrayType *result = new_int4_array(slots);
-    text_minhash_into(bytes, slots, seed, options, reinterpret_cast<uint32_t *>(ARR_DATA_PTR(result)));
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    text_minhash_into(bytes, slots, seed, options, &poll, reinterpret_cast<uint32_t *>(ARR_DATA_PTR(result)));
     PG_RETURN_ARRAYTYPE_P(result);
 }
 
@@ -331,7 +459,8 @@ SIMHASH_FUNCTION(minhash_features) {
     for (int i = 0; i < n; ++i)
         if (!nulls[i]) hashes[kept++] = hashes[i];
     ArrayType *result = new_int4_array(slots);
-    hashes_minhash_into(hashes, kept, slots, seed, reinterpret_cast<uint32_t *>(ARR_DATA_PTR(result)));
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    hashes_minhash_into(hashes, kept, slots, seed, &poll, reinterpret_cast<uint32_t *>(ARR_DATA_PTR(result)));
     PG_RETURN_ARRAYTYPE_P(result);
 }
 
@@ -341,7 +470,8 @@ SIMHASH_FUNCTION(minhash_tsvector) {
     const uint64_t seed = static_cast<uint64_t>(PG_GETARG_INT64(2));
     uint64_t *hashes = tsvector_hashes(vector, nullptr);
     ArrayType *result = new_int4_array(slots);
-    hashes_minhash_into(hashes, vector->size, slots, seed,
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    hashes_minhash_into(hashes, vector->size, slots, seed, &poll,
                         reinterpret_cast<uint32_t *>(ARR_DATA_PTR(result)));
     PG_RETURN_ARRAYTYPE_P(result);
 }

@@ -6,13 +6,18 @@
 //  - the body itself may raise PostgreSQL errors (detoasting, palloc, ereport) only while it owns
 //    no C++ object with a destructor. Bodies therefore read their arguments and allocate their
 //    results in C style and hand plain pointers to core functions (src/core), which own the C++
-//    objects and never call PostgreSQL.
+//    objects and never call PostgreSQL;
+//  - long core work is stopped by a query cancel through interrupt_poll(): the core polls the
+//    interrupt flags and throws simhash::Stopped, which unwinds the core's frames; the guard
+//    catches it and raises the cancel with CHECK_FOR_INTERRUPTS() after the catch block.
 // Include this header after all C++ and core headers: it brings in postgres.h.
 #pragma once
 
 #include <exception>
 #include <new>
 #include <stdexcept>
+
+#include "core/stop_poll.h"
 
 extern "C" {
 #include "postgres.h"
@@ -36,14 +41,29 @@ private:
 
 void copy_message(char *buffer, size_t size, const char *message);
 
+// A stop poll callback for the core: true when a query cancel (statement timeout,
+// pg_cancel_backend) or a termination is pending and may be processed now. It only reads the
+// interrupt flags, so the core may call it from any of its frames.
+bool interrupt_requested(void *context);
+
+// A StopPoll that stops core work when interrupt_requested() says so.
+inline simhash::StopPoll interrupt_poll() { return simhash::StopPoll(interrupt_requested, nullptr); }
+
+// Raises the pending interrupt (CHECK_FOR_INTERRUPTS), or query_canceled if PostgreSQL had
+// nothing left to raise. Call it only once the core work that stopped has returned.
+[[noreturn]] void raise_interrupt(const char *function_name);
+
 template <Datum (*Body)(FunctionCallInfo)>
 Datum call_guarded(FunctionCallInfo fcinfo, const char *function_name) {
     int sqlstate;
     char message[512];
     const char *hint = nullptr;
     bool internal = false;  // unexpected errors name the C function, user errors speak for themselves
+    bool stopped = false;
     try {
         return Body(fcinfo);
+    } catch (const simhash::Stopped &) {
+        stopped = true;
     } catch (const SqlError &e) {
         sqlstate = e.sqlstate();
         hint = e.hint();
@@ -67,6 +87,7 @@ Datum call_guarded(FunctionCallInfo fcinfo, const char *function_name) {
         copy_message(message, sizeof(message), "unknown C++ exception");
     }
     // Outside the catch blocks: nothing of C++'s exception machinery is alive any more.
+    if (stopped) raise_interrupt(function_name);
     if (internal)
         ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s: %s", function_name, message)));
     ereport(ERROR, (errcode(sqlstate), errmsg("%s", message), hint ? errhint("%s", hint) : 0));

@@ -72,11 +72,28 @@ void minhash_merge(const uint32_t *a, const uint32_t *b, size_t slots, uint32_t 
     for (size_t i = 0; i < slots; ++i) out[i] = a[i] < b[i] ? a[i] : b[i];
 }
 
+void MinhashSketch::add_all(const uint64_t *feature_hashes, size_t n, StopPoll *poll) {
+    for (size_t i = 0; i < n; ++i) {
+        add(feature_hashes[i]);
+        tick(poll, static_cast<uint64_t>(family_.slots()));
+    }
+}
+
+void MinhashSketch::add_text(const char *text, size_t len, const ShingleOptions &options,
+                             StopPoll *poll) {
+    for_each_shingle(
+        text, len, options,
+        [&](const char *data, size_t n) {
+            add(feature_hash(data, n));
+            tick(poll, static_cast<uint64_t>(family_.slots()));
+        },
+        poll);
+}
+
 std::vector<uint32_t> minhash_text(const char *text, size_t len, const MinhashFamily &family,
-                                   const ShingleOptions &options) {
+                                   const ShingleOptions &options, StopPoll *poll) {
     MinhashSketch sketch(family);
-    for_each_shingle(text, len, options,
-                     [&](const char *data, size_t n) { sketch.add(feature_hash(data, n)); });
+    sketch.add_text(text, len, options, poll);
     return sketch.signature();
 }
 

@@ -45,9 +45,10 @@ private:
 // tested against.
 uint64_t universal_hash_reference(uint64_t a, uint64_t b, uint32_t x);
 
-// Signature of a text's shingles (see shingles.h for the exact features).
+// Signature of a text's shingles (see shingles.h for the exact features). With a poll, throws
+// Stopped when it asks to stop.
 std::vector<uint32_t> minhash_text(const char *text, size_t len, const MinhashFamily &family,
-                                   const ShingleOptions &options = {});
+                                   const ShingleOptions &options = {}, StopPoll *poll = nullptr);
 
 // Accumulates a signature from feature hashes.
 class MinhashSketch {
@@ -55,6 +56,10 @@ public:
     explicit MinhashSketch(const MinhashFamily &family)
         : family_(family), mins_(family.slots(), MinhashFamily::initial_minimum()) {}
     void add(uint64_t feature_hash) { family_.update(static_cast<uint32_t>(feature_hash), mins_.data()); }
+    // add() for every hash, ticking the poll with one unit per slot updated.
+    void add_all(const uint64_t *feature_hashes, size_t n, StopPoll *poll = nullptr);
+    // The shingles of a text (see shingles.h), ticking the poll as add_all does.
+    void add_text(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll = nullptr);
     // Writes slots() values: the top 32 bits (bits 29..60) of each 61-bit minimum. Keeping the
     // top bits preserves order, so the element-wise unsigned minimum of two signatures is exactly
     // the signature of the union of the two sets (signatures are mergeable).

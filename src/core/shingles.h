@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "stop_poll.h"
 #include "unicode_tables.h"
 
 namespace simhash {
@@ -211,9 +212,21 @@ private:
 
 }  // namespace detail
 
-// Calls emit(const char *data, size_t len) for every shingle of the text, in order.
+// The text is read in stretches of this many bytes (a fraction of a millisecond of work); the
+// stop poll is ticked after each.
+constexpr size_t kPollStretchBytes = size_t{1} << 16;
+
+// The end of the stretch of input that starts at p.
+inline const unsigned char *stretch_end(const unsigned char *p, const unsigned char *end) {
+    return static_cast<size_t>(end - p) > kPollStretchBytes ? p + kPollStretchBytes : end;
+}
+
+// Calls emit(const char *data, size_t len) for every shingle of the text, in order. With a poll,
+// ticks it with every stretch of input read (so even one huge token can be stopped) and throws
+// Stopped when it asks to stop; emit may tick the same poll with work of its own.
 template <typename Emit>
-void for_each_shingle(const char *text, size_t len, const ShingleOptions &options, Emit &&emit) {
+void for_each_shingle(const char *text, size_t len, const ShingleOptions &options, Emit &&emit,
+                      StopPoll *poll = nullptr) {
     validate(options);
     detail::ShingleWindow window(options.size);
     const unsigned char *p = reinterpret_cast<const unsigned char *>(text);
@@ -227,64 +240,72 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
     if (options.unit == ShingleUnit::kWord) {
         bool in_word = false;
         while (p < end) {
-            // Fast path: a run of ASCII word characters inside or at the start of a word.
-            if (*p < 0x80 && ascii.token_class[*p] == kWord) {
-                if (!in_word) {
-                    window.begin_token(window.tokens_seen() > 0);
-                    in_word = true;
+            const unsigned char *const stretch_begin = p, *const stretch_stop = stretch_end(p, end);
+            while (p < stretch_stop) {
+                // Fast path: a run of ASCII word characters inside or at the start of a word.
+                if (*p < 0x80 && ascii.token_class[*p] == kWord) {
+                    if (!in_word) {
+                        window.begin_token(window.tokens_seen() > 0);
+                        in_word = true;
+                    }
+                    size_t room = static_cast<size_t>(end - p);
+                    if (room > 4096) room = 4096;
+                    char *out = window.reserve(room);
+                    const unsigned char *stop = p + room;
+                    char *o = out;
+                    while (p < stop && *p < 0x80 && ascii.token_class[*p] == kWord) *o++ = ascii.folded[*p++];
+                    window.commit(static_cast<size_t>(o - out));
+                    continue;
                 }
-                size_t room = static_cast<size_t>(end - p);
-                if (room > 4096) room = 4096;
-                char *out = window.reserve(room);
-                const unsigned char *stop = p + room;
-                char *o = out;
-                while (p < stop && *p < 0x80 && ascii.token_class[*p] == kWord) *o++ = ascii.folded[*p++];
-                window.commit(static_cast<size_t>(o - out));
-                continue;
-            }
-            uint32_t cp;
-            TokenClass cls = detail::next_code_point(p, end, cp);
-            if (cls == kMark) cls = in_word ? kWord : kSeparator;  // marks only continue a word
-            if (cls == kWord) {
-                if (!in_word) {
-                    window.begin_token(window.tokens_seen() > 0);
-                    in_word = true;
+                uint32_t cp;
+                TokenClass cls = detail::next_code_point(p, end, cp);
+                if (cls == kMark) cls = in_word ? kWord : kSeparator;  // marks only continue a word
+                if (cls == kWord) {
+                    if (!in_word) {
+                        window.begin_token(window.tokens_seen() > 0);
+                        in_word = true;
+                    }
+                    window.commit(encode_utf8(cp, window.reserve(4)));
+                    continue;
                 }
-                window.commit(encode_utf8(cp, window.reserve(4)));
-                continue;
+                if (in_word) {
+                    finish_token();
+                    in_word = false;
+                }
+                if (cls == kIdeograph) {
+                    window.begin_token(window.tokens_seen() > 0);
+                    window.commit(encode_utf8(cp, window.reserve(4)));
+                    finish_token();
+                }
             }
-            if (in_word) {
-                finish_token();
-                in_word = false;
-            }
-            if (cls == kIdeograph) {
-                window.begin_token(window.tokens_seen() > 0);
-                window.commit(encode_utf8(cp, window.reserve(4)));
-                finish_token();
-            }
+            tick(poll, static_cast<uint64_t>(p - stretch_begin));
         }
         if (in_word) finish_token();
     } else {
         bool pending_space = false;
         while (p < end) {
-            uint32_t cp;
-            TokenClass cls = detail::next_code_point(p, end, cp);
-            // A mark continues the character before it; after a separator or at the start it is one.
-            if (cls == kMark && (pending_space || window.tokens_seen() == 0)) cls = kSeparator;
-            if (cls == kSeparator) {
-                pending_space = window.tokens_seen() > 0;
-                continue;
-            }
-            if (pending_space) {
+            const unsigned char *const stretch_begin = p, *const stretch_stop = stretch_end(p, end);
+            while (p < stretch_stop) {
+                uint32_t cp;
+                TokenClass cls = detail::next_code_point(p, end, cp);
+                // A mark continues the character before it; after a separator or at the start it is one.
+                if (cls == kMark && (pending_space || window.tokens_seen() == 0)) cls = kSeparator;
+                if (cls == kSeparator) {
+                    pending_space = window.tokens_seen() > 0;
+                    continue;
+                }
+                if (pending_space) {
+                    window.begin_token(false);
+                    *window.reserve(1) = ' ';
+                    window.commit(1);
+                    finish_token();
+                    pending_space = false;
+                }
                 window.begin_token(false);
-                *window.reserve(1) = ' ';
-                window.commit(1);
+                window.commit(encode_utf8(cp, window.reserve(4)));
                 finish_token();
-                pending_space = false;
             }
-            window.begin_token(false);
-            window.commit(encode_utf8(cp, window.reserve(4)));
-            finish_token();
+            tick(poll, static_cast<uint64_t>(p - stretch_begin));
         }
     }
     // Fewer tokens than the shingle size: the whole (short) text is one shingle.

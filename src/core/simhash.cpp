@@ -1,5 +1,7 @@
 #include "simhash.h"
 
+#include <cmath>
+
 #include "feature_hash.h"
 
 namespace simhash {
@@ -53,10 +55,16 @@ uint64_t WeightedSimhashVote::fingerprint_of(const double *votes) {
 
 uint64_t WeightedSimhashVote::fingerprint() const { return fingerprint_of(votes_); }
 
-uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options) {
+bool WeightedSimhashVote::finite() const {
+    for (double vote : votes_)
+        if (!std::isfinite(vote)) return false;
+    return true;
+}
+
+uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll) {
     SimhashVote vote;
-    for_each_shingle(text, len, options,
-                     [&](const char *data, size_t n) { vote.add(feature_hash(data, n)); });
+    for_each_shingle(
+        text, len, options, [&](const char *data, size_t n) { vote.add(feature_hash(data, n)); }, poll);
     return vote.fingerprint();
 }
 

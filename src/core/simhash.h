@@ -47,6 +47,9 @@ public:
     }
     const double *votes() const { return votes_; }
     double *votes() { return votes_; }
+    // False once a vote has overflowed to an infinity (or, adding opposite infinities, to NaN):
+    // the fingerprint would then be wrong, and no later addition can bring it back.
+    bool finite() const;
     uint64_t fingerprint() const;
     static uint64_t fingerprint_of(const double *votes);
 
@@ -55,7 +58,9 @@ private:
 };
 
 // SimHash of a text's shingles (see shingles.h for the exact features). No shingles: 0.
-uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options = {});
+// With a poll, throws Stopped when it asks to stop.
+uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options = {},
+                      StopPoll *poll = nullptr);
 
 }  // namespace simhash
 

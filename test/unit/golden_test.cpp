@@ -101,6 +101,21 @@ TEST(Golden, MinhashTextFirstEightSlots) {
     }
 }
 
+TEST(Golden, UnchangedWithAStopPollThatNeverStops) {
+    // The SQL functions always pass a poll; it must not change a single value.
+    for (const auto &g : kSimhashGolden)
+        for (int o = 0; o < 4; ++o) {
+            simhash::StopPoll poll;
+            EXPECT_EQ(simhash::simhash_text(g.text, std::strlen(g.text), kOptions[o], &poll), g.fingerprint[o]);
+        }
+    for (const auto &g : kMinhashGolden) {
+        simhash::MinhashFamily family(128, g.seed);
+        simhash::StopPoll poll;
+        const auto sig = simhash::minhash_text(g.text, std::strlen(g.text), family, {}, &poll);
+        EXPECT_TRUE(std::equal(g.first8, g.first8 + 8, sig.begin())) << "text \"" << g.text << "\"";
+    }
+}
+
 TEST(Golden, SignatureDoesNotDependOnSlotCount) {
     // Slot i depends only on the seed and i: a 16-slot signature is a prefix of the 128-slot one.
     simhash::MinhashFamily f16(16, 42), f128(128, 42);

@@ -135,6 +135,30 @@ TEST(WeightedSimhashVote, WeightsAndMerge) {
     EXPECT_EQ(doubled.fingerprint(), unit.fingerprint());
 }
 
+TEST(WeightedSimhashVote, OverflowIsDetected) {
+    // Finite weights whose sum exceeds double precision: the vote is no longer finite, and stays
+    // so (an infinity plus a finite number, or NaN from opposite infinities).
+    WeightedSimhashVote large;
+    large.add(0x00000000FFFFFFFFull, 1e308);
+    EXPECT_TRUE(large.finite());
+    large.add(0x00000000FFFFFFFFull, 1e308);
+    EXPECT_FALSE(large.finite());
+    large.add(0x00000000FFFFFFFFull, -1e308);
+    EXPECT_FALSE(large.finite());
+    // Merging two finite votes (the aggregate's combine function) can overflow as well.
+    WeightedSimhashVote left, right, opposite;
+    left.add(0x1234, 1.5e308);
+    right.add(0x1234, 1.5e308);
+    opposite.add(0x1234, -1.5e308);
+    left.merge(opposite.votes());
+    EXPECT_TRUE(left.finite());
+    left.merge(right.votes());
+    EXPECT_TRUE(left.finite());
+    left.merge(right.votes());
+    EXPECT_FALSE(left.finite());
+    EXPECT_TRUE(WeightedSimhashVote().finite());
+}
+
 TEST(SimhashText, IsTheVoteOfTheShingleHashes) {
     const std::string text =
         "The quick brown fox jumps over the lazy dog; \xE4\xB8\xAD\xE6\x96\x87\xE5\x88\x86\xE8\xAF\x8D 2024!";

@@ -187,3 +187,20 @@ TEST(ShingleWindow, OneHugeTokenAndFewTokens) {
     }
     expect_same_as_reference(std::string(1u << 20, 'z') + " \xE4\xB8\xAD", ShingleUnit::kChar, 8);
 }
+
+TEST(ShingleWindow, CodePointsAndTokensAcrossStretchBoundaries) {
+    // The text is read in stretches of kPollStretchBytes; a multi-byte code point, a mark or a
+    // word that straddles the end of a stretch is read as if there were no boundary.
+    const size_t boundary = simhash::kPollStretchBytes;
+    const std::string pieces[] = {"\xF0\xA0\x80\x80", "\xE4\xB8\xAD", "e\xCC\x81t\xC3\xA9",
+                                  "word", "\xD0\x96x"};
+    for (const std::string &piece : pieces)
+        for (size_t shift = 0; shift < 5; ++shift) {
+            std::string text(boundary - shift, 'a');
+            for (size_t i = 7; i < text.size(); i += 8) text[i] = ' ';
+            text += piece + " tail " + piece;
+            SCOPED_TRACE(shift);
+            for (ShingleUnit unit : {ShingleUnit::kWord, ShingleUnit::kChar})
+                for (int size : {1, 2, 5}) expect_same_as_reference(text, unit, size);
+        }
+}
