@@ -107,3 +107,9 @@ CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = bigint, FUNCTION = ha
     COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
 CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
     COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
+-- simhash_agg returns NULL when no feature counts (it returned 0 when every feature was NULL).
+COMMENT ON AGGREGATE simhash_agg(text) IS
+    'SimHash of the features in a group, each of weight 1 (NULLs skipped; NULL when no row has a feature)';
+COMMENT ON AGGREGATE simhash_agg(text, double precision) IS
+    'SimHash of the weighted features in a group (rows with a NULL feature or weight are skipped; NULL when no row has both; 22003 when a bit''s weight sum overflows)';

@@ -48,14 +48,14 @@ CREATE AGGREGATE simhash_agg(feature text) (
     COMBINEFUNC = simhash_agg_combinefn, SERIALFUNC = simhash_agg_serialfn,
     DESERIALFUNC = simhash_agg_deserialfn, PARALLEL = SAFE);
 COMMENT ON AGGREGATE simhash_agg(text) IS
-    'SimHash of the features in a group, each of weight 1 (NULLs skipped; NULL for no rows)';
+    'SimHash of the features in a group, each of weight 1 (NULLs skipped; NULL when no row has a feature)';
 
 CREATE AGGREGATE simhash_agg(feature text, weight double precision) (
     SFUNC = simhash_agg_weighted_transfn, STYPE = internal, FINALFUNC = simhash_agg_finalfn,
     COMBINEFUNC = simhash_agg_combinefn, SERIALFUNC = simhash_agg_serialfn,
     DESERIALFUNC = simhash_agg_deserialfn, PARALLEL = SAFE);
 COMMENT ON AGGREGATE simhash_agg(text, double precision) IS
-    'SimHash of the weighted features in a group (rows with a NULL feature or weight are skipped; NULL for no rows)';
+    'SimHash of the weighted features in a group (rows with a NULL feature or weight are skipped; NULL when no row has both; 22003 when a bit''s weight sum overflows)';
 
 COMMENT ON FUNCTION simhash_agg_transfn(internal, text) IS 'simhash_agg(text) transition function';
 COMMENT ON FUNCTION simhash_agg_weighted_transfn(internal, text, double precision) IS 'simhash_agg(text, double precision) transition function';
