@@ -685,23 +685,56 @@ RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMeth
         } else {
             // Greedy leaders in ascending rank (smallest id) order. When rank k leads, every
             // earlier rank is already assigned, so it only claims later ranks: each pair is kept
-            // once, as the later rank in the earlier rank's list (4 bytes). A first pass counts
-            // the lists' lengths, so they are allocated once at their exact size, and only when
-            // they fit in the memory limit; a second pass fills them.
+            // once, as the later rank in the earlier rank's list (4 bytes), the lists allocated
+            // once at their exact size. The enumeration counts the lists' lengths and, while the
+            // memory limit has room for a pair twice over (8 bytes now, 4 in the lists), keeps
+            // the pairs in chunks (no reallocation peaks). When it could not keep them all, a
+            // second enumeration fills the lists; the run is refused before that when even the
+            // lists do not fit.
             std::vector<size_t> first(u + 1, 0);  // then: first[k] is where rank k's list ends
-            distinct_pairs(set.fingerprints.data(), u, plan, poller,
-                           [&](size_t x, size_t y, int) { ++first[std::min(rank[x], rank[y]) + 1]; });
+            const size_t fixed = leader_groups_memory(n, 0);
+            const uint64_t keepable =
+                memory_limit > fixed ? (memory_limit - fixed) / (sizeof(uint64_t) + kBytesPerLeaderPair) : 0;
+            constexpr size_t kChunkPairs = 4096;
+            std::vector<std::unique_ptr<uint64_t[]>> chunks;  // (earlier rank << 32) | later rank
+            bool all_kept = true;
+            uint64_t pairs = 0;
+            distinct_pairs(set.fingerprints.data(), u, plan, poller, [&](size_t x, size_t y, int) {
+                const uint64_t earlier = std::min(rank[x], rank[y]), later = std::max(rank[x], rank[y]);
+                ++first[earlier + 1];
+                if (all_kept) {
+                    const size_t slot = pairs % kChunkPairs;
+                    if (slot == 0 && pairs + kChunkPairs > keepable) {
+                        chunks.clear();  // no room: the second enumeration fills the lists
+                        all_kept = false;
+                    } else {
+                        if (slot == 0) chunks.emplace_back(new uint64_t[kChunkPairs]);
+                        chunks.back()[slot] = earlier << 32 | later;
+                    }
+                }
+                ++pairs;
+            });
             for (size_t k = 0; k < u; ++k) first[k + 1] += first[k];
-            const uint64_t pairs = first[u];
             const size_t needed = leader_groups_memory(n, pairs);
             if (needed > memory_limit) {
                 if (memory_needed) *memory_needed = needed;
                 return RunStatus::over_memory_limit;
             }
             std::vector<uint32_t> later(pairs);
-            distinct_pairs(set.fingerprints.data(), u, plan, poller, [&](size_t x, size_t y, int) {
-                later[first[std::min(rank[x], rank[y])]++] = std::max(rank[x], rank[y]);
-            });
+            auto place = [&](uint64_t earlier, uint64_t later_rank) {
+                later[first[earlier]++] = static_cast<uint32_t>(later_rank);
+            };
+            if (all_kept) {
+                for (uint64_t i = 0; i < pairs; ++i) {
+                    const uint64_t pair = chunks[i / kChunkPairs][i % kChunkPairs];
+                    place(pair >> 32, pair & 0xFFFFFFFFu);
+                }
+                chunks.clear();
+            } else {
+                distinct_pairs(set.fingerprints.data(), u, plan, poller, [&](size_t x, size_t y, int) {
+                    place(std::min(rank[x], rank[y]), std::max(rank[x], rank[y]));
+                });
+            }
             constexpr int64_t kUnassigned = std::numeric_limits<int64_t>::min();
             for (auto &g : distinct_group) g = kUnassigned;
             poller.begin("choosing leaders", u);

@@ -146,9 +146,10 @@ RunStatus near_pairs_pass(IdFingerprint *rows, size_t n, const NearPairsPlan &pl
 // Peak memory, counting the caller's rows and group array (24 bytes a row): connected, about
 // kBytesPerRowGroups bytes a row (row copy, sort scratch, distinct set, ranks, union-find, one
 // permuted table). Leader also keeps, for each pair of distinct fingerprints within the radius,
-// the later one in the earlier one's list: leader_groups_memory(n, pairs). Leader counts the
-// pairs first and, when that exceeds memory_limit, returns RunStatus::over_memory_limit with
-// *memory_needed set, before allocating the lists.
+// the later one in the earlier one's list: leader_groups_memory(n, pairs). It enumerates the
+// pairs once when the limit leaves 12 bytes a pair (they are kept while counted, then listed),
+// else twice (counted, then listed); when even the lists exceed memory_limit it returns
+// RunStatus::over_memory_limit with *memory_needed set, before allocating them.
 constexpr size_t kBytesPerRowGroups = 96;
 constexpr size_t kBytesPerRowLeaderGroups = kBytesPerRowGroups + 8;  // plus list offsets
 constexpr size_t kBytesPerLeaderPair = 4;

@@ -389,7 +389,19 @@ TEST(NearGroups, LeaderCountsItsPairsAgainstTheMemoryLimit) {
     for (const auto &r : all) fps.insert(r.fingerprint);
     EXPECT_EQ(near_groups(all.data(), all.size(), 64, GroupMethod::leader, group.data(), RunControl{}, 0, &reported),
               RunStatus::over_memory_limit);
-    EXPECT_EQ(reported, leader_groups_memory(all.size(), fps.size() * (fps.size() - 1) / 2));
+    const size_t all_pairs = fps.size() * (fps.size() - 1) / 2;
+    EXPECT_EQ(reported, leader_groups_memory(all.size(), all_pairs));
+    // The pairs are listed from one enumeration when the limit leaves 12 bytes a pair, else from
+    // a second one (also after keeping some of them): the same groups either way.
+    std::vector<int64_t> unlimited(all.size()), limited(all.size());
+    ASSERT_EQ(near_groups(all.data(), all.size(), 64, GroupMethod::leader, unlimited.data(), RunControl{}), RunStatus::done);
+    for (size_t extra : {size_t{0}, 4 * all_pairs, 8 * all_pairs + 4096 * 8}) {
+        std::fill(limited.begin(), limited.end(), -1);
+        EXPECT_EQ(near_groups(all.data(), all.size(), 64, GroupMethod::leader, limited.data(), RunControl{},
+                              reported + extra),
+                  RunStatus::done);
+        EXPECT_EQ(limited, unlimited) << extra;
+    }
 }
 
 TEST(NearGroups, LeaderMembersAreWithinRadiusOfTheirLeader) {
