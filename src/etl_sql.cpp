@@ -11,13 +11,28 @@
 // So no PostgreSQL error longjmps through a core frame, and no C++ container is alive when one is
 // raised: a cancelled run leaks nothing.
 //
+// Input: the functions are VOLATILE and run their query as a volatile function's queries run (a
+// new snapshot after a command counter increment, not read-only), so the query may be
+// `DELETE ... RETURNING id, fp` or a WITH holding one: rows leave a staging table and are
+// deduplicated in one statement. Results are reported by id, so ids must be unique: a repeated id
+// is refused before any work (check_ids: the core's check for rows in memory, a bitmap or an
+// external sort over logged ids for inputs larger than memory).
+//
 // Memory: the limit is the memory_limit argument, or maintenance_work_mem. simhash_pairs keeps
 // rows in memory when N * 48 bytes fit; otherwise it spills the 16-byte rows to a temporary file
 // and runs each permuted table over key-range partitions that fit (see run_partitioned).
 // simhash_groups 'connected' does the same with 12 bytes a row kept for a union-find
 // (partitioned_groups); minhash_pairs partitions each band by band hash (partitioned_minhash);
-// simhash_groups 'leader' is in memory only.
+// simhash_groups 'leader' is in memory only, its pairs counted against the limit by the core.
+// Every refusal says which limit is short, how much would do, and what else helps.
+//
+// Temporary files: before a simhash_pairs run the pairs that uniform fingerprints make by chance
+// at the radius are estimated; when they and the run's own files would pass the bound
+// (temp_file_limit when set, else simhash.temp_file_limit) the run is refused before it starts,
+// and under simhash.temp_file_limit the result of both pair functions is also checked as it grows.
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -27,6 +42,7 @@
 #include "module.h"
 
 extern "C" {
+#include "catalog/pg_operator_d.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -35,7 +51,9 @@ extern "C" {
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
+#include "utils/tuplesort.h"
 #include "utils/tuplestore.h"
 }
 
@@ -48,8 +66,47 @@ static_assert(std::is_trivially_destructible<simhash::LshParameters>::value, "")
 
 constexpr int kFetchRows = 10000;
 
+// Bytes a result pair takes in the tuplestore's temporary file: a minimal tuple of (bigint,
+// bigint, integer) is 36 bytes, of (bigint, bigint, float8) 40, written without its first 10
+// header bytes and after a 4-byte length word (measured: 30 and 34 bytes a pair; 4 more when
+// the caller asks for random access).
+constexpr double kResultBytesPerNearPair = 30, kResultBytesPerJaccardPair = 34;
+constexpr double result_bytes(const simhash::NearPair *) { return kResultBytesPerNearPair; }
+constexpr double result_bytes(const simhash::JaccardPair *) { return kResultBytesPerJaccardPair; }
+
 // simhash.progress_seconds: seconds between progress notices of long runs, 0 for none.
 int progress_seconds = 10;
+// simhash.temp_file_limit, in kB: the temporary file space a batch run may take when PostgreSQL's
+// temp_file_limit is -1 (no limit); -1 for none.
+int max_temp_kilobytes = 10 * 1024 * 1024;
+
+// A size as memory_limit and the size settings take it ("64kB", "235MB", "3GB"), rounded up.
+struct SizeText {
+    char text[32];
+};
+SizeText size_text(double bytes) {
+    constexpr double kB = 1024, MB = 1024 * kB, GB = 1024 * MB;
+    SizeText size;
+    if (bytes >= 10 * GB || (bytes >= GB && std::fmod(bytes, GB) == 0))
+        snprintf(size.text, sizeof(size.text), "%.0fGB", std::ceil(bytes / GB));
+    else if (bytes >= 10 * MB || (bytes >= MB && std::fmod(bytes, MB) == 0))
+        snprintf(size.text, sizeof(size.text), "%.0fMB", std::ceil(bytes / MB));
+    else
+        snprintf(size.text, sizeof(size.text), "%.0fkB", std::ceil(bytes / kB));
+    return size;
+}
+
+// The bound on a run's temporary files: PostgreSQL's temp_file_limit when set, else
+// simhash.temp_file_limit; bytes < 0 when neither is set.
+struct TempBound {
+    double bytes;
+    const char *setting;
+};
+TempBound temp_bound() {
+    if (temp_file_limit >= 0) return TempBound{temp_file_limit * 1024.0, "temp_file_limit"};
+    if (max_temp_kilobytes >= 0) return TempBound{max_temp_kilobytes * 1024.0, "simhash.temp_file_limit"};
+    return TempBound{-1, nullptr};
+}
 
 // State shared by the callbacks of one run. Plain data only (it lives in a C-style frame).
 struct RunState {
@@ -61,6 +118,9 @@ struct RunState {
     int progress_seconds;     // 0: no progress notices
     TimestampTz started, last_notice;
     uint64 results;
+    // Checked as results arrive under simhash.temp_file_limit (PostgreSQL enforces its own
+    // temp_file_limit itself): the bound in bytes (< 0: none) and the run's other files.
+    double result_bound, file_bytes;
     // Partitioned connected groups: union-find over row numbers; the root is the smallest id.
     const int64 *ids;
     uint32 *parent;
@@ -77,6 +137,8 @@ void init_run_state(RunState *state, FunctionCallInfo fcinfo, const char *functi
     state->progress_seconds = progress_seconds;
     state->started = state->last_notice = GetCurrentTimestamp();
     state->results = 0;
+    state->result_bound = temp_file_limit >= 0 ? -1 : temp_bound().bytes;
+    state->file_bytes = 0;
     state->ids = nullptr;
     state->parent = nullptr;
 }
@@ -135,6 +197,17 @@ bool emit_pairs(void *context, const Pair *pairs, size_t n) {
             tuplestore_putvalues(state->store, state->desc, values, nulls);
         }
         state->results += n;
+        if (state->result_bound >= 0 &&
+            state->file_bytes + state->results * result_bytes(pairs) > state->result_bound)
+            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                            errmsg("%s: the result passed simhash.temp_file_limit (%s)", state->function_name,
+                                   size_text(state->result_bound).text),
+                            errdetail("The result is kept in a temporary file, about %.0f bytes a pair; these rows "
+                                      "have more pairs than the estimate made before the run (uniform "
+                                      "fingerprints), as many duplicates or near-duplicates do.",
+                                      result_bytes(pairs)),
+                            errhint("Lower the radius or raise the threshold, remove exact duplicates first, or "
+                                    "raise simhash.temp_file_limit (-1 for no limit).")));
     }
     PG_CATCH();
     {
@@ -190,7 +263,9 @@ struct CursorReader {
     Portal portal;
 };
 
-// Opens the query as a read-only cursor and checks its two columns' types.
+// Opens the query as a cursor and checks its two columns' types. Not read-only: the functions are
+// VOLATILE, and a data-modifying query (DELETE ... RETURNING) runs as in a volatile PL/pgSQL
+// function, after a command counter increment with a new snapshot.
 void open_input(CursorReader *reader, const char *query, Oid second_type) {
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "SPI_connect failed");
     SPIPlanPtr plan = SPI_prepare(query, 0, nullptr);
@@ -200,8 +275,9 @@ void open_input(CursorReader *reader, const char *query, Oid second_type) {
                                SPI_result_code_string(SPI_result))));
     if (!SPI_is_cursor_plan(plan))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("%s: the query must return rows %s", reader->function_name, reader->expected)));
-    reader->portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, true);
+                        errmsg("%s: the query must return rows %s", reader->function_name, reader->expected),
+                        errhint("Give one SELECT or VALUES, or an INSERT, UPDATE or DELETE with RETURNING.")));
+    reader->portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, false);
     TupleDesc desc = reader->portal->tupDesc;
     const Oid id_type = desc->natts >= 1 ? TupleDescAttr(desc, 0)->atttypid : InvalidOid;
     const Oid value_type = desc->natts >= 2 ? TupleDescAttr(desc, 1)->atttypid : InvalidOid;
@@ -249,12 +325,93 @@ void read_input(CursorReader *reader, const char *query, Oid second_type,
     SPI_finish();
 }
 
+// Unique ids -----------------------------------------------------------------------------------
+
+void repeated_id_error(const char *function_name, int64 id) {
+    ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION),
+                    errmsg("%s: id %lld appears more than once in the query's rows", function_name,
+                           static_cast<long long>(id)),
+                    errdetail("Pairs and groups are reported by id, so every row needs an id of its own."),
+                    errhint("Return a unique key as the id, or number the rows with row_number() OVER () and "
+                            "join the numbers back afterwards.")));
+}
+
+// Ids of rows in memory: the core's check.
+template <typename Rows>
+void check_ids_in_memory(const char *function_name, const Rows *rows, size_t n) {
+    int64_t repeated;
+    if (simhash::find_repeated_id(rows, n, &repeated)) repeated_id_error(function_name, repeated);
+}
+
+// The ids of an input larger than memory, logged to a temporary file (8 bytes a row) with their
+// range as the rows are read, so that a repeated id can be looked for in bounded memory.
+struct SpilledIds {
+    BufFile *file;  // nullptr while the input fits in memory
+    int64 low, high;
+};
+
+void log_spilled_id(SpilledIds *ids, MemoryContext context, int64 id) {
+    if (!ids->file) {
+        MemoryContext old = MemoryContextSwitchTo(context);
+        ids->file = BufFileCreateTemp(false);
+        MemoryContextSwitchTo(old);
+        ids->low = ids->high = id;
+    }
+    BufFileWrite(ids->file, &id, sizeof(id));
+    ids->low = std::min(ids->low, id);
+    ids->high = std::max(ids->high, id);
+}
+
+// Reads the logged ids back with `memory` bytes: a bitmap over their range when it fits (serial
+// keys), else an external sort of the ids. Closes the log.
+void check_spilled_ids(const char *function_name, SpilledIds *ids, size_t memory) {
+    if (!ids->file) return;
+    if (BufFileSeek(ids->file, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+    const uint64 range = static_cast<uint64>(ids->high) - static_cast<uint64>(ids->low);
+    int64 id;
+    uint64 seen_rows = 0;
+    if (range / 8 < memory) {
+        uint64 *seen = static_cast<uint64 *>(MemoryContextAllocExtended(
+            CurrentMemoryContext, (range / 64 + 1) * sizeof(uint64), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO));
+        while (BufFileRead(ids->file, &id, sizeof(id)) == sizeof(id)) {
+            const uint64 offset = static_cast<uint64>(id) - static_cast<uint64>(ids->low);
+            const uint64 bit = uint64{1} << (offset & 63);
+            if (seen[offset >> 6] & bit) repeated_id_error(function_name, id);
+            seen[offset >> 6] |= bit;
+            if ((++seen_rows & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
+        }
+        pfree(seen);
+    } else {
+        const int kilobytes = static_cast<int>(std::min<size_t>(std::max<size_t>(memory / 1024, 64), MAX_KILOBYTES));
+        Tuplesortstate *sort =
+            tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false, kilobytes, nullptr, TUPLESORT_NONE);
+        while (BufFileRead(ids->file, &id, sizeof(id)) == sizeof(id)) tuplesort_putdatum(sort, Int64GetDatum(id), false);
+        tuplesort_performsort(sort);
+        Datum value;
+        bool isnull, first = true;
+        int64 previous = 0;
+        while (tuplesort_getdatum(sort, true, &value, &isnull, nullptr)) {
+            id = DatumGetInt64(value);
+            if (!first && id == previous) repeated_id_error(function_name, id);
+            previous = id;
+            first = false;
+        }
+        tuplesort_end(sort);
+    }
+    BufFileClose(ids->file);
+    ids->file = nullptr;
+}
+
+// Rows of (id, fingerprint) ----------------------------------------------------------------------
+
 // Rows of (id, fingerprint) in memory, or spilled to a temporary file when more than `capacity`.
 struct FingerprintInput {
     simhash::IdFingerprint *rows;  // in `outer`; capacity entries once spilling
-    size_t n;                      // rows read (in memory or in the file)
+    size_t n;                      // rows read (in memory, in the file, or only counted)
     size_t capacity;               // rows that fit in the memory limit
     BufFile *spill;                // nullptr while everything is in memory
+    SpilledIds ids;                // logged once spilling
+    bool counted_only;             // rows beyond capacity were counted, not kept (no spilling)
 };
 
 struct FingerprintReader {
@@ -263,7 +420,6 @@ struct FingerprintReader {
     MemoryContext outer;
     size_t allocated;
     bool allow_spill;
-    const char *function_name, *too_large_hint;
 };
 
 void add_fingerprint_row(void *context, int64 id, Datum value) {
@@ -274,19 +430,24 @@ void add_fingerprint_row(void *context, int64 id, Datum value) {
         report_progress(reader->state, "reading the query's rows", input->n + 1, 0);
         if (reader->state->error) ReThrowError(reader->state->error);
     }
-    if (!input->spill && input->n == input->capacity) {
-        if (!reader->allow_spill)
-            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                            errmsg("%s: more than %zu rows do not fit in the memory limit", reader->function_name,
-                                   input->capacity),
-                            errhint("%s", reader->too_large_hint)));
-        MemoryContext old = MemoryContextSwitchTo(reader->outer);
-        input->spill = BufFileCreateTemp(false);
-        MemoryContextSwitchTo(old);
-        BufFileWrite(input->spill, input->rows, sizeof(simhash::IdFingerprint) * input->n);
+    if (!input->spill && !input->counted_only && input->n == input->capacity) {
+        if (!reader->allow_spill) {
+            input->counted_only = true;  // the caller refuses with the total count
+        } else {
+            MemoryContext old = MemoryContextSwitchTo(reader->outer);
+            input->spill = BufFileCreateTemp(false);
+            MemoryContextSwitchTo(old);
+            BufFileWrite(input->spill, input->rows, sizeof(simhash::IdFingerprint) * input->n);
+            for (size_t i = 0; i < input->n; ++i) log_spilled_id(&input->ids, reader->outer, input->rows[i].id);
+        }
+    }
+    if (input->counted_only) {
+        ++input->n;
+        return;
     }
     if (input->spill) {
         BufFileWrite(input->spill, &row, sizeof(row));
+        log_spilled_id(&input->ids, reader->outer, id);
         ++input->n;
         return;
     }
@@ -300,18 +461,262 @@ void add_fingerprint_row(void *context, int64 id, Datum value) {
 }
 
 void read_fingerprints(RunState *state, const char *query, size_t capacity, bool allow_spill,
-                       const char *too_large_hint, FingerprintInput *input) {
+                       FingerprintInput *input) {
     const char *function_name = state->function_name;
     input->rows = nullptr;
     input->n = 0;
     input->capacity = capacity;
     input->spill = nullptr;
-    FingerprintReader reader{state, input, CurrentMemoryContext, 0, allow_spill, function_name, too_large_hint};
+    input->ids.file = nullptr;
+    input->counted_only = false;
+    FingerprintReader reader{state, input, CurrentMemoryContext, 0, allow_spill};
     CursorReader cursor{function_name, "(id bigint, fingerprint bigint)", nullptr};
     read_input(&cursor, query, INT8OID, add_fingerprint_row, &reader);
     if (!input->rows)  // an empty input still gets a valid pointer
         input->rows = static_cast<simhash::IdFingerprint *>(MemoryContextAlloc(reader.outer, sizeof(simhash::IdFingerprint)));
 }
+
+// Refuses a repeated id. In memory the rows take 16 of the 48 or more bytes a row the run may
+// use; spilled, the partition buffer (a third of the limit at most) is all that is held.
+void check_fingerprint_ids(RunState *state, FingerprintInput *input, size_t limit) {
+    if (input->spill)
+        check_spilled_ids(state->function_name, &input->ids, limit / 2);
+    else
+        check_ids_in_memory(state->function_name, input->rows, input->n);
+}
+
+// Pairs expected by chance -----------------------------------------------------------------------
+
+double chance_pairs(size_t n, int radius) {
+    return simhash::chance_pair_fraction(radius) * static_cast<double>(n) * (static_cast<double>(n) - 1) / 2;
+}
+
+// A NOTICE when uniform (unrelated) fingerprints alone would make more pairs than there are rows
+// at this radius: it reaches past near-duplicates, and groups chain unrelated documents.
+void notice_chance_pairs(RunState *state, size_t n, int radius) {
+    const double pairs = chance_pairs(n, radius);
+    if (pairs <= static_cast<double>(n)) return;
+    ereport(NOTICE, (errmsg("%s: at radius %d about %.0f pairs among %zu rows are expected by chance alone",
+                            state->function_name, radius, pairs, n),
+                     errdetail("Two unrelated (uniform) 64-bit fingerprints are within %d bits with probability "
+                               "%.2g; near-duplicates usually differ in far fewer bits.",
+                               radius, simhash::chance_pair_fraction(radius))));
+}
+
+// simhash_pairs: refuses, before the run, when the result expected by chance plus the run's own
+// temporary files (file_bytes: the spilled rows and one table's partitions) would pass the bound.
+// in_memory_bytes: what joining in memory would take instead (0 when the run is in memory).
+void check_expected_temp_files(RunState *state, size_t n, int radius, double file_bytes, double in_memory_bytes) {
+    const TempBound bound = temp_bound();
+    state->file_bytes = file_bytes;
+    auto expected = [&](int r) { return file_bytes + chance_pairs(n, r) * kResultBytesPerNearPair; };
+    if (bound.bytes < 0 || expected(radius) <= bound.bytes) return;
+    int within = radius - 1;
+    while (within >= 0 && expected(within) > bound.bytes) --within;
+    char lower[64] = "";
+    if (within >= 0) snprintf(lower, sizeof(lower), "lower the radius to %d or less, ", within);
+    char in_memory[96] = "";
+    if (file_bytes > 0 && expected(radius) - file_bytes <= bound.bytes)
+        snprintf(in_memory, sizeof(in_memory), "raise memory_limit to %s to join in memory, ",
+                 size_text(in_memory_bytes).text);
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("%s: radius %d would write about %s of temporary files, more than %s (%s)",
+                           state->function_name, radius, size_text(expected(radius)).text, bound.setting,
+                           size_text(bound.bytes).text),
+                    file_bytes > 0
+                        ? errdetail("Partitioning %zu rows through temporary files takes %s, and the result about "
+                                    "%s more (%.0f pairs within %d bits expected by chance alone, for uniform "
+                                    "fingerprints).",
+                                    n, size_text(file_bytes).text, size_text(std::floor(expected(radius) - file_bytes)).text,
+                                    chance_pairs(n, radius), radius)
+                        : errdetail("%zu rows make about %.0f pairs within %d bits by chance alone (uniform "
+                                    "fingerprints), about %.0f bytes each in the result's temporary file.",
+                                    n, chance_pairs(n, radius), radius, kResultBytesPerNearPair),
+                    errhint("To go ahead, %s%sor raise %s.", lower, in_memory, bound.setting)));
+}
+
+// Partitions ---------------------------------------------------------------------------------
+//
+// Inputs larger than memory are cut into partitions, temporary files each small enough to be
+// joined in memory: by the top bits of a permuted table's key (simhash) or of a band hash
+// (MinHash). Rows that must meet always share a partition. When some partition would hold more
+// than fits, the run is refused with the memory_limit that would do.
+
+constexpr int kMaxPartitionBits = 12;  // at most 4096 files per table or band
+
+// Key bits to partition n rows by so that a partition holds about half of what fits in memory
+// (keys are not perfectly uniform), at most kMaxPartitionBits.
+int partition_bits(size_t n, size_t capacity) {
+    int bits = 0;
+    while (bits < kMaxPartitionBits && (n >> bits) > capacity / 2) ++bits;
+    return bits;
+}
+
+// How a run partitions its input, for its refusals.
+struct PartitionSplit {
+    const char *function_name;
+    const char *rows_name;  // "rows", "signatures"
+    char cut_by[96];        // "the top 12 bits of a permuted table's key"
+    const char *skew;       // why many rows share one partition
+    const char *skew_hint;  // what helps besides memory then ("" or ", or ...")
+    size_t limit;           // the memory limit
+    size_t kept;            // bytes kept in memory besides the partition buffer
+    size_t bytes_per_row;   // partition buffer bytes a row
+    size_t capacity;        // rows a partition may hold
+};
+
+// The memory_limit at which partitions of `rows` rows fit with room to spare (partition_bits
+// aims at half of what fits).
+size_t limit_for_partitions(const PartitionSplit *split, size_t rows) {
+    return split->kept + 2 * rows * split->bytes_per_row;
+}
+
+// Refuses when n rows cannot fit 2^bits partitions whatever the data: one of them would hold at
+// least ceil(n / 2^bits) (pigeonhole).
+void check_partition_count(const PartitionSplit *split, size_t n, int bits) {
+    const size_t at_least = ((n - 1) >> bits) + 1;
+    if (at_least <= split->capacity) return;
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("%s: %zu %s do not split into partitions that fit in memory_limit %s", split->function_name,
+                           n, split->rows_name, size_text(split->limit).text),
+                    errdetail("Inputs larger than memory are cut by %s into %zu partitions at most; one would hold "
+                              "%zu %s or more, and %zu fit.",
+                              split->cut_by, size_t{1} << bits, at_least, split->rows_name, split->capacity),
+                    errhint("Raise memory_limit to at least %s.", size_text(limit_for_partitions(split, at_least)).text)));
+}
+
+// Refuses when the largest of the partitions just written holds more than fits. `which` names the
+// table or band; `used` partitions were available to the n rows.
+void check_partition_sizes(const PartitionSplit *split, const size_t *counts, size_t parts, size_t used, size_t n,
+                           const char *which) {
+    const size_t largest = *std::max_element(counts, counts + parts);
+    if (largest <= split->capacity) return;
+    const bool skewed = largest > 2 * (((n - 1) / used) + 1);
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("%s: %zu %s fall into one partition of %s, and memory_limit %s holds %zu",
+                           split->function_name, largest, split->rows_name, which, size_text(split->limit).text,
+                           split->capacity),
+                    skewed ? errdetail("Partitions are cut by %s; %s.", split->cut_by, split->skew)
+                           : errdetail("Partitions are cut by %s; %zu %s need more than %zu partitions at this "
+                                       "memory_limit.",
+                                       split->cut_by, n, split->rows_name, used),
+                    errhint("Raise memory_limit to at least %s%s.", size_text(limit_for_partitions(split, largest)).text,
+                            skewed ? split->skew_hint : "")));
+}
+
+BufFile *create_temp_file(MemoryContext context) {
+    MemoryContext old = MemoryContextSwitchTo(context);
+    BufFile *file = BufFileCreateTemp(false);
+    MemoryContextSwitchTo(old);
+    return file;
+}
+
+void rewind_temp_file(BufFile *file) {
+    if (BufFileSeek(file, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+}
+
+// Partitioned simhash run ----------------------------------------------------------------------
+//
+// For each permuted table (combination) of a plan made with few tables, the spilled rows are
+// distributed by the top p bits of their key into 2^p temporary files, p chosen so that a file
+// holds about half of what fits; each file is then read back and its pairs found by
+// near_pairs_pass. Every pair is reported once: by its first matching combination, in the one
+// partition holding both rows (equal keys). Cost per table: one read and one write of the rows.
+
+constexpr size_t kMaxPartitionedTables = 16;
+
+void load_partition(BufFile *file, FingerprintInput *input, size_t *n) {
+    rewind_temp_file(file);
+    *n = 0;
+    simhash::IdFingerprint row;
+    while (BufFileRead(file, &row, sizeof(row)) == sizeof(row)) {
+        if (*n == input->capacity) elog(ERROR, "a partition holds more rows than were counted");
+        input->rows[(*n)++] = row;
+    }
+}
+
+// kept: bytes the caller keeps besides the partition buffer (then input->capacity rows);
+// in_memory: bytes the whole input would take in memory (for the hint when the radius is too
+// large to partition).
+void run_partitioned(RunState *state, FingerprintInput *input, int radius, size_t limit, size_t kept,
+                     size_t in_memory, bool (*emit)(void *context, const simhash::NearPair *pairs, size_t n)) {
+    const size_t n = input->n;
+    const simhash::NearPairsPlan plan = simhash::plan_table_layout(n, radius, kMaxPartitionedTables);
+    if (plan.brute_force) {
+        int within = radius - 1;
+        while (within > 0 && simhash::plan_table_layout(n, within, kMaxPartitionedTables).brute_force) --within;
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("%s: %zu rows at radius %d do not fit in memory_limit %s", state->function_name, n,
+                               radius, size_text(limit).text),
+                        errdetail("Inputs larger than memory are partitioned by permuted-table keys, at most %zu "
+                                  "tables, which covers radii up to %d; at radius %d every pair is compared, "
+                                  "in memory.",
+                                  kMaxPartitionedTables, within, radius),
+                        errhint("Raise memory_limit to at least %s, or lower the radius to %d or less.",
+                                size_text(in_memory).text, within)));
+    }
+    PartitionSplit split{state->function_name, "rows", "",
+                         "many rows agree on those bits, as identical fingerprints or fingerprints with constant bits do",
+                         ", or remove exact duplicates first", limit, kept, simhash::kBytesPerRowInMemory,
+                         input->capacity};
+    const int bits = partition_bits(n, input->capacity);
+    int fewest_bits = bits;  // a key shorter than `bits` fills fewer partitions
+    for (size_t c = 0; c < plan.tables; ++c) fewest_bits = std::min(fewest_bits, simhash::combination_key_bits(plan, c));
+    snprintf(split.cut_by, sizeof(split.cut_by), "the top %d bits of a permuted table's key", fewest_bits);
+    check_partition_count(&split, n, fewest_bits);
+
+    // The buffer for one partition: grow the in-memory array to the full capacity.
+    input->rows = static_cast<simhash::IdFingerprint *>(
+        repalloc_huge(input->rows, sizeof(simhash::IdFingerprint) * input->capacity));
+    const size_t parts = size_t{1} << bits;
+    BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
+    size_t *counts = static_cast<size_t *>(palloc(sizeof(size_t) * parts));
+    simhash::RunControl control = run_control(state);
+    control.progress = nullptr;  // progress is reported here, per partition
+    control.emit = emit;
+    control.connectivity_only = emit != emit_pairs<simhash::NearPair>;  // grouping needs connectivity only
+    for (size_t c = 0; c < plan.tables; ++c) {
+        const int key_bits = simhash::combination_key_bits(plan, c);
+        const int shift = key_bits > bits ? key_bits - bits : 0;
+        for (size_t p = 0; p < parts; ++p) {
+            files[p] = BufFileCreateTemp(false);
+            counts[p] = 0;
+        }
+        rewind_temp_file(input->spill);
+        simhash::IdFingerprint row;
+        uint64 seen = 0;
+        while (BufFileRead(input->spill, &row, sizeof(row)) == sizeof(row)) {
+            const uint64_t part = (simhash::combination_key(plan, c, row.fingerprint) >> shift) & (parts - 1);
+            BufFileWrite(files[part], &row, sizeof(row));
+            ++counts[part];
+            if ((++seen & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
+        }
+        snprintf(split.cut_by, sizeof(split.cut_by), "the top %d bits of the table's %d-bit key",
+                 std::min(bits, key_bits), key_bits);
+        char which[64];
+        snprintf(which, sizeof(which), "permuted table %zu of %zu", c + 1, plan.tables);
+        check_partition_sizes(&split, counts, parts, size_t{1} << std::min(bits, key_bits), n, which);
+        for (size_t p = 0; p < parts; ++p) {
+            report_progress(state, "joining partitions of permuted tables", c * parts + p, plan.tables * parts);
+            if (state->error) ReThrowError(state->error);
+            size_t rows;
+            load_partition(files[p], input, &rows);
+            BufFileClose(files[p]);
+            finish_run(state, simhash::near_pairs_pass(input->rows, rows, plan, c, control));
+        }
+    }
+    pfree(counts);
+    pfree(files);
+}
+
+// Partitioned connected groups --------------------------------------------------------------
+//
+// Beyond the in-memory limit, 'connected' groups keep only 12 bytes a row: the ids (8) and a
+// union-find parent (4) over row numbers. The rows are renumbered into a temporary file of
+// (row number, fingerprint), the within-radius pairs of row numbers come from the partitioned
+// join, and each pair unites two sets (the root being the row with the smaller id).
+
+constexpr size_t kBytesPerRowPartitionedGroups = sizeof(int64) + sizeof(uint32);
 
 uint32 find_root(uint32 *parent, uint32 x) {
     while (parent[x] != x) {
@@ -336,86 +741,54 @@ bool unite_pairs(void *context, const simhash::NearPair *pairs, size_t n) {
     return true;
 }
 
-// Partitioned run ----------------------------------------------------------------------------
-//
-// For each permuted table (combination) of a plan made with few tables, the spilled rows are
-// distributed by the top p bits of their key into 2^p temporary files, p chosen so that a file
-// holds about half of what fits; each file is then read back and its pairs found by
-// near_pairs_pass. Every pair is reported once: by its first matching combination, in the one
-// partition holding both rows (equal keys). Cost per table: one read and one write of the rows.
-
-constexpr size_t kMaxPartitionBits = 12;   // at most 4096 files per table
-
-// Key bits to partition n rows by so that a partition holds about half of what fits in memory
-// (keys are not perfectly uniform), at most kMaxPartitionBits.
-int partition_bits(size_t n, size_t capacity) {
-    int bits = 0;
-    while (bits < static_cast<int>(kMaxPartitionBits) && (n >> bits) > capacity / 2) ++bits;
-    return bits;
-}
-constexpr size_t kMaxPartitionedTables = 16;
-
-void load_partition(BufFile *file, FingerprintInput *input, size_t *n, const char *function_name) {
-    if (BufFileSeek(file, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
-    *n = 0;
-    simhash::IdFingerprint row;
-    while (BufFileRead(file, &row, sizeof(row)) == sizeof(row)) {
-        if (*n == input->capacity)
-            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                            errmsg("%s: a partition of equal keys holds more than %zu rows", function_name,
-                                   input->capacity),
-                            errdetail("The fingerprints are too skewed (many rows share the same bits) to be "
-                                      "split into partitions that fit."),
-                            errhint("Raise memory_limit or maintenance_work_mem.")));
-        input->rows[(*n)++] = row;
-    }
-}
-
-void run_partitioned(RunState *state, FingerprintInput *input, int radius,
-                     bool (*emit)(void *context, const simhash::NearPair *pairs, size_t n)) {
-    // The buffer for one partition: grow the in-memory array to the full capacity.
-    input->rows = static_cast<simhash::IdFingerprint *>(
-        repalloc_huge(input->rows, sizeof(simhash::IdFingerprint) * input->capacity));
-    const simhash::NearPairsPlan plan = simhash::plan_near_pairs(input->n, radius, kMaxPartitionedTables);
-    if (plan.brute_force)
+void partitioned_groups(RunState *state, FingerprintInput *input, int radius, size_t limit) {
+    const size_t n = input->n;
+    if (n >= PG_UINT32_MAX)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("%s: %zu rows at radius %d do not fit in the memory limit", state->function_name,
-                               input->n, radius),
-                        errdetail("Inputs larger than memory are partitioned by permuted-table keys; at this radius "
-                                  "no table layout with at most %zu tables is cheaper than comparing all pairs.",
-                                  kMaxPartitionedTables),
-                        errhint("Raise memory_limit or maintenance_work_mem to about %zu MB.",
-                                input->n * simhash::kBytesPerRowInMemory / (1024 * 1024) + 1)));
-    const int bits = partition_bits(input->n, input->capacity);
-    const size_t parts = size_t{1} << bits;
-    BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
-    simhash::RunControl control = run_control(state);
-    control.progress = nullptr;  // progress is reported here, per partition
-    control.emit = emit;
-    control.connectivity_only = emit == unite_pairs;
-    for (size_t c = 0; c < plan.tables; ++c) {
-        const int key_bits = simhash::combination_key_bits(plan, c);
-        const int shift = key_bits > bits ? key_bits - bits : 0;
-        for (size_t p = 0; p < parts; ++p) files[p] = BufFileCreateTemp(false);
-        if (BufFileSeek(input->spill, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
-        simhash::IdFingerprint row;
-        uint64 seen = 0;
-        while (BufFileRead(input->spill, &row, sizeof(row)) == sizeof(row)) {
-            const uint64_t part = simhash::combination_key(plan, c, row.fingerprint) >> shift;
-            BufFileWrite(files[part & (parts - 1)], &row, sizeof(row));
-            if ((++seen & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
-        }
-        for (size_t p = 0; p < parts; ++p) {
-            report_progress(state, "joining partitions of permuted tables", c * parts + p, plan.tables * parts);
-            if (state->error) ReThrowError(state->error);
-            size_t n;
-            load_partition(files[p], input, &n, state->function_name);
-            BufFileClose(files[p]);
-            finish_run(state, simhash::near_pairs_pass(input->rows, n, plan, c, control));
-        }
+                        errmsg("simhash_groups: %zu rows are more than one run can number (at most %u)", n,
+                               PG_UINT32_MAX - 1),
+                        errhint("Group the rows in parts, e.g. by a prefix of the fingerprint.")));
+    // Three quarters of the limit at most, so that a quarter is left for the partitions.
+    if (n * kBytesPerRowPartitionedGroups > limit / 4 * 3)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("simhash_groups: %zu rows need a memory_limit of at least %s, not %s", n,
+                               size_text(n * kBytesPerRowPartitionedGroups * 4 / 3.0).text, size_text(limit).text),
+                        errdetail("Inputs larger than memory keep %zu bytes a row in memory (an id and a union-find "
+                                  "parent), in at most three quarters of memory_limit, the rest for one partition.",
+                                  kBytesPerRowPartitionedGroups),
+                        errhint("Raise memory_limit to at least %s.",
+                                size_text(n * kBytesPerRowPartitionedGroups * 4 / 3.0).text)));
+    int64 *ids = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n));
+    uint32 *parent = static_cast<uint32 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n));
+    BufFile *numbered = BufFileCreateTemp(false);
+    rewind_temp_file(input->spill);
+    simhash::IdFingerprint row;
+    for (size_t k = 0; k < n; ++k) {
+        if (BufFileRead(input->spill, &row, sizeof(row)) != sizeof(row)) elog(ERROR, "could not read a temporary file");
+        ids[k] = row.id;
+        parent[k] = static_cast<uint32>(k);
+        row.id = static_cast<int64>(k);
+        BufFileWrite(numbered, &row, sizeof(row));
     }
-    pfree(files);
+    BufFileClose(input->spill);
+    input->spill = numbered;
+    const size_t kept = n * kBytesPerRowPartitionedGroups;
+    input->capacity = std::max<size_t>((limit - kept) / simhash::kBytesPerRowInMemory, 1);
+    state->ids = ids;
+    state->parent = parent;
+    run_partitioned(state, input, radius, limit, kept, n * simhash::kBytesPerRowGroups, unite_pairs);
+    Datum values[2];
+    bool nulls[2] = {false, false};
+    for (size_t k = 0; k < n; ++k) {
+        values[0] = Int64GetDatum(ids[k]);
+        values[1] = Int64GetDatum(ids[find_root(parent, static_cast<uint32>(k))]);
+        tuplestore_putvalues(state->store, state->desc, values, nulls);
+    }
+    pfree(ids);
+    pfree(parent);
 }
+
+// MinHash signatures ---------------------------------------------------------------------------
 
 // MinHash signatures in memory; all must have the same number of slots.
 struct SignatureInput {
@@ -426,7 +799,17 @@ struct SignatureInput {
     size_t n, capacity;
     int slots;
     BufFile *spill;  // records (id, slots values) once more than capacity rows arrived
+    SpilledIds spilled_ids;
 };
+
+// Signature, id and bucket entry per row.
+size_t bytes_per_signature(int slots) { return sizeof(uint32) * slots + sizeof(int64) + 16; }
+
+void allocate_signature_buffers(SignatureInput *input) {
+    input->ids = static_cast<int64 *>(MemoryContextAllocHuge(input->outer, sizeof(int64) * input->capacity));
+    input->signatures = static_cast<uint32 *>(
+        MemoryContextAllocHuge(input->outer, sizeof(uint32) * input->slots * input->capacity));
+}
 
 void write_signature_record(BufFile *file, int64 id, const uint32 *signature, int slots) {
     BufFileWrite(file, &id, sizeof(id));
@@ -451,12 +834,8 @@ void add_signature_row(void *context, int64 id, Datum value) {
                         errdetail("A signature is a one-dimensional integer[] without NULLs, as made by minhash().")));
     if (input->slots == 0) {
         input->slots = length;
-        // Signature, id and bucket entry per row.
-        const size_t per_row = sizeof(uint32) * length + sizeof(int64) + 16;
-        input->capacity = std::max<size_t>(input->limit / per_row, 1);
-        input->ids = static_cast<int64 *>(MemoryContextAllocHuge(input->outer, sizeof(int64) * input->capacity));
-        input->signatures = static_cast<uint32 *>(
-            MemoryContextAllocHuge(input->outer, sizeof(uint32) * length * input->capacity));
+        input->capacity = std::max<size_t>(input->limit / bytes_per_signature(length), 1);
+        allocate_signature_buffers(input);
     }
     if (length != input->slots)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -464,66 +843,21 @@ void add_signature_row(void *context, int64 id, Datum value) {
                                length),
                         errhint("Compare only signatures made by minhash() with the same slots and seed.")));
     if (input->n == input->capacity && !input->spill) {
-        MemoryContext old = MemoryContextSwitchTo(input->outer);
-        input->spill = BufFileCreateTemp(false);
-        MemoryContextSwitchTo(old);
-        for (size_t i = 0; i < input->n; ++i)
+        input->spill = create_temp_file(input->outer);
+        for (size_t i = 0; i < input->n; ++i) {
             write_signature_record(input->spill, input->ids[i], input->signatures + i * input->slots, input->slots);
+            log_spilled_id(&input->spilled_ids, input->outer, input->ids[i]);
+        }
     }
-    if (input->spill)
+    if (input->spill) {
         write_signature_record(input->spill, id, reinterpret_cast<const uint32 *>(ARR_DATA_PTR(signature)), length);
-    else {
+        log_spilled_id(&input->spilled_ids, input->outer, id);
+    } else {
         input->ids[input->n] = id;
         memcpy(input->signatures + input->n * input->slots, ARR_DATA_PTR(signature), sizeof(uint32) * length);
     }
     ++input->n;
     if (reinterpret_cast<Pointer>(signature) != DatumGetPointer(value)) pfree(signature);
-}
-
-// Partitioned connected groups --------------------------------------------------------------
-//
-// Beyond the in-memory limit, 'connected' groups keep only 12 bytes a row: the ids (8) and a
-// union-find parent (4) over row numbers. The rows are renumbered into a temporary file of
-// (row number, fingerprint), the within-radius pairs of row numbers come from the partitioned
-// join, and each pair unites two sets (the root being the row with the smaller id).
-
-constexpr size_t kBytesPerRowPartitionedGroups = sizeof(int64) + sizeof(uint32);
-
-void partitioned_groups(RunState *state, FingerprintInput *input, int radius, size_t limit) {
-    const size_t n = input->n;
-    if (n >= PG_UINT32_MAX || n * kBytesPerRowPartitionedGroups > limit / 4 * 3)
-        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("simhash_groups: %zu rows do not fit in the memory limit", n),
-                        errdetail("Partitioned grouping keeps 12 bytes a row in memory, plus room for one partition."),
-                        errhint("Raise memory_limit or maintenance_work_mem to at least %zu MB.",
-                                n * 16 / (1024 * 1024) + 1)));
-    int64 *ids = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n));
-    uint32 *parent = static_cast<uint32 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n));
-    BufFile *numbered = BufFileCreateTemp(false);
-    if (BufFileSeek(input->spill, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
-    simhash::IdFingerprint row;
-    for (size_t k = 0; k < n; ++k) {
-        if (BufFileRead(input->spill, &row, sizeof(row)) != sizeof(row)) elog(ERROR, "could not read a temporary file");
-        ids[k] = row.id;
-        parent[k] = static_cast<uint32>(k);
-        row.id = static_cast<int64>(k);
-        BufFileWrite(numbered, &row, sizeof(row));
-    }
-    BufFileClose(input->spill);
-    input->spill = numbered;
-    input->capacity = std::max<size_t>((limit - n * kBytesPerRowPartitionedGroups) / simhash::kBytesPerRowInMemory, 1);
-    state->ids = ids;
-    state->parent = parent;
-    run_partitioned(state, input, radius, unite_pairs);
-    Datum values[2];
-    bool nulls[2] = {false, false};
-    for (size_t k = 0; k < n; ++k) {
-        values[0] = Int64GetDatum(ids[k]);
-        values[1] = Int64GetDatum(ids[find_root(parent, static_cast<uint32>(k))]);
-        tuplestore_putvalues(state->store, state->desc, values, nulls);
-    }
-    pfree(ids);
-    pfree(parent);
 }
 
 // Partitioned MinHash LSH: for each band, the spilled signatures are distributed by the top bits
@@ -533,34 +867,43 @@ void partitioned_groups(RunState *state, FingerprintInput *input, int radius, si
 void partitioned_minhash(RunState *state, SignatureInput *input, double threshold, simhash::LshParameters parameters) {
     const int slots = input->slots;
     const int bits = partition_bits(input->n, input->capacity);
+    PartitionSplit split{"minhash_pairs", "signatures", "",
+                         "many signatures share the band, as near-identical documents do",
+                         ", or remove exact duplicates first", input->limit, 0, bytes_per_signature(slots),
+                         input->capacity};
+    snprintf(split.cut_by, sizeof(split.cut_by), "the top %d bits of a band's hash", bits);
+    check_partition_count(&split, input->n, bits);
     const size_t parts = size_t{1} << bits;
     BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
+    size_t *counts = static_cast<size_t *>(palloc(sizeof(size_t) * parts));
     uint32 *signature = static_cast<uint32 *>(palloc(sizeof(uint32) * slots));
     simhash::RunControl control = run_control(state);
     control.progress = nullptr;  // progress is reported here, per partition
     for (int band = 0; band < parameters.bands; ++band) {
-        for (size_t p = 0; p < parts; ++p) files[p] = BufFileCreateTemp(false);
-        if (BufFileSeek(input->spill, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+        for (size_t p = 0; p < parts; ++p) {
+            files[p] = BufFileCreateTemp(false);
+            counts[p] = 0;
+        }
+        rewind_temp_file(input->spill);
         int64 id;
         uint64 seen = 0;
         while (read_signature_record(input->spill, &id, signature, slots)) {
             const uint64_t hash = simhash::minhash_band_hash(signature, band, parameters.rows);
-            write_signature_record(files[bits ? hash >> (64 - bits) : 0], id, signature, slots);
+            const size_t part = bits ? hash >> (64 - bits) : 0;
+            write_signature_record(files[part], id, signature, slots);
+            ++counts[part];
             if ((++seen & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
         }
+        char which[64];
+        snprintf(which, sizeof(which), "band %d of %d", band + 1, parameters.bands);
+        check_partition_sizes(&split, counts, parts, parts, input->n, which);
         for (size_t p = 0; p < parts; ++p) {
             report_progress(state, "joining partitions of MinHash bands", band * parts + p, parameters.bands * parts);
             if (state->error) ReThrowError(state->error);
-            if (BufFileSeek(files[p], 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+            rewind_temp_file(files[p]);
             size_t n = 0;
             while (read_signature_record(files[p], &id, signature, slots)) {
-                if (n == input->capacity)
-                    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                                    errmsg("minhash_pairs: more than %zu signatures share a band", input->capacity),
-                                    errdetail("Partitions are made of equal bands; this many near-identical "
-                                              "signatures do not fit in the memory limit."),
-                                    errhint("Raise memory_limit or maintenance_work_mem, or remove exact "
-                                            "duplicates first.")));
+                if (n == input->capacity) elog(ERROR, "a partition holds more signatures than were counted");
                 input->ids[n] = id;
                 memcpy(input->signatures + n * slots, signature, sizeof(uint32) * slots);
                 ++n;
@@ -571,6 +914,7 @@ void partitioned_minhash(RunState *state, SignatureInput *input, double threshol
         }
     }
     pfree(signature);
+    pfree(counts);
     pfree(files);
 }
 
@@ -581,6 +925,14 @@ void simhash_etl_init(void) {
                             "Seconds between progress notices of simhash_pairs, simhash_groups and minhash_pairs.",
                             "0 turns the notices off.", &progress_seconds, 10, 0, 86400, PGC_USERSET, GUC_UNIT_S,
                             nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("simhash.temp_file_limit",
+                            "Temporary file space a simhash_pairs, simhash_groups or minhash_pairs run may take "
+                            "when temp_file_limit is -1.",
+                            "simhash_pairs is refused before it starts when the pairs expected by chance and its "
+                            "own files would take more, and both pair functions stop when their result grows "
+                            "past it. -1 for no limit.",
+                            &max_temp_kilobytes, 10 * 1024 * 1024, -1, INT_MAX, PGC_USERSET, GUC_UNIT_KB, nullptr,
+                            nullptr, nullptr);
 }
 
 // simhash_pairs(query text, radius integer DEFAULT 3, memory_limit text DEFAULT NULL)
@@ -592,10 +944,16 @@ SIMHASH_FUNCTION(simhash_pairs) {
     RunState state;
     init_run_state(&state, fcinfo, "simhash_pairs");
     FingerprintInput input;
-    read_fingerprints(&state, query, std::max<size_t>(limit / simhash::kBytesPerRowInMemory, 1), true, "",
-                      &input);
+    read_fingerprints(&state, query, std::max<size_t>(limit / simhash::kBytesPerRowInMemory, 1), true, &input);
+    check_fingerprint_ids(&state, &input, limit);
+    notice_chance_pairs(&state, input.n, radius);
+    // Partitioned: the spilled rows and one table's partitions, 16 bytes a row each.
+    const double spilled_bytes = input.spill ? 2.0 * sizeof(simhash::IdFingerprint) * input.n : 0;
+    check_expected_temp_files(&state, input.n, radius, spilled_bytes,
+                              static_cast<double>(input.n) * simhash::kBytesPerRowInMemory);
     if (input.spill) {
-        run_partitioned(&state, &input, radius, emit_pairs<simhash::NearPair>);
+        run_partitioned(&state, &input, radius, limit, 0, input.n * simhash::kBytesPerRowInMemory,
+                        emit_pairs<simhash::NearPair>);
         BufFileClose(input.spill);
     } else {
         simhash::RunControl control = run_control(&state);
@@ -623,15 +981,26 @@ SIMHASH_FUNCTION(simhash_groups) {
                         errmsg("unknown grouping method \"%s\"", method_name),
                         errhint("Use 'connected' (connected components) or 'leader' (every member within the "
                                 "radius of its group's smallest id).")));
+    const bool leader = method == simhash::GroupMethod::leader;
     const size_t limit = memory_limit_argument(fcinfo, 3);
     RunState state;
     init_run_state(&state, fcinfo, "simhash_groups");
     FingerprintInput input;
-    read_fingerprints(&state, query, std::max<size_t>(limit / simhash::kBytesPerRowGroups, 1),
-                      method == simhash::GroupMethod::connected,
-                      "The leader method keeps every row in memory (about 96 bytes a row): raise memory_limit or "
-                      "maintenance_work_mem, or use 'connected', which partitions larger inputs.",
-                      &input);
+    const size_t bytes_per_row = leader ? simhash::kBytesPerRowLeaderGroups : simhash::kBytesPerRowGroups;
+    read_fingerprints(&state, query, std::max<size_t>(limit / bytes_per_row, 1), !leader, &input);
+    if (input.counted_only)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("simhash_groups: 'leader' groups of %zu rows need at least %s, memory_limit is %s",
+                               input.n, size_text(simhash::leader_groups_memory(input.n, 0)).text,
+                               size_text(limit).text),
+                        errdetail("'leader' works in memory: %zu bytes a row, and %zu for each pair of distinct "
+                                  "fingerprints within the radius.",
+                                  simhash::kBytesPerRowLeaderGroups, simhash::kBytesPerLeaderPair),
+                        errhint("Raise memory_limit above %s (by 4 bytes for each pair within the radius), or use "
+                                "'connected', which partitions inputs larger than memory.",
+                                size_text(simhash::leader_groups_memory(input.n, 0)).text)));
+    check_fingerprint_ids(&state, &input, limit);
+    notice_chance_pairs(&state, input.n, radius);
     if (input.spill) {
         partitioned_groups(&state, &input, radius, limit);
         BufFileClose(input.spill);
@@ -640,7 +1009,21 @@ SIMHASH_FUNCTION(simhash_groups) {
     }
     int64 *groups = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * (input.n + 1)));
     simhash::RunControl control = run_control(&state);
-    finish_run(&state, simhash::near_groups(input.rows, input.n, radius, method, groups, control));
+    size_t needed = 0;
+    const simhash::RunStatus status =
+        simhash::near_groups(input.rows, input.n, radius, method, groups, control, limit, &needed);
+    if (status == simhash::RunStatus::over_memory_limit)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("simhash_groups: 'leader' groups of %zu rows at radius %d need %s, memory_limit is %s",
+                               input.n, radius, size_text(needed).text, size_text(limit).text),
+                        errdetail("%zu pairs of distinct fingerprints are within the radius; 'leader' keeps %zu bytes "
+                                  "for each, and %zu bytes a row.",
+                                  (needed - simhash::leader_groups_memory(input.n, 0)) / simhash::kBytesPerLeaderPair,
+                                  simhash::kBytesPerLeaderPair, simhash::kBytesPerRowLeaderGroups),
+                        errhint("Raise memory_limit to at least %s, lower the radius, or use 'connected', which "
+                                "keeps no pairs.",
+                                size_text(needed).text)));
+    finish_run(&state, status);
     Datum values[2];
     bool nulls[2] = {false, false};
     for (size_t i = 0; i < input.n; ++i) {
@@ -672,34 +1055,41 @@ SIMHASH_FUNCTION(minhash_pairs) {
     RunState state;
     init_run_state(&state, fcinfo, "minhash_pairs");
 
-    SignatureInput input{CurrentMemoryContext, limit, nullptr, nullptr, 0, 0, 0, nullptr};
+    SignatureInput input{CurrentMemoryContext, limit, nullptr, nullptr, 0, 0, 0, nullptr, SpilledIds{nullptr, 0, 0}};
     CursorReader reader{"minhash_pairs", "(id bigint, signature integer[])", nullptr};
     read_input(&reader, query, INT4ARRAYOID, add_signature_row, &input);
-    const size_t n = input.n;
-    const int slots = input.slots;
-    int64 *ids = input.ids;
-    uint32 *signatures = input.signatures;
-    if (n < 2) return (Datum)0;
+    if (input.spill) {
+        // The signature buffers are refilled partition by partition: free them while checking.
+        pfree(input.ids);
+        pfree(input.signatures);
+        check_spilled_ids("minhash_pairs", &input.spilled_ids, limit / 2);
+        allocate_signature_buffers(&input);
+    } else {
+        check_ids_in_memory("minhash_pairs", input.ids, input.n);
+    }
+    if (input.n < 2) return (Datum)0;
     simhash::LshParameters parameters;
     if (explicit_bands) {
-        if (bands < 1 || band_rows < 1 || static_cast<int64>(bands) * band_rows > slots)
+        if (bands < 1 || band_rows < 1 || static_cast<int64>(bands) * band_rows > input.slots)
             ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                             errmsg("bands and rows must be positive with bands * rows at most %d (the slots), not %d * %d",
-                                   slots, bands, band_rows)));
+                                   input.slots, bands, band_rows)));
         parameters.bands = bands;
         parameters.rows = band_rows;
     } else {
-        parameters = simhash::lsh_parameters(threshold, slots);
+        parameters = simhash::lsh_parameters(threshold, input.slots);
     }
     if (input.spill) {
+        // The spilled signatures take one file, one band's partitions another of the same size.
+        state.file_bytes = 2.0 * input.n * (sizeof(int64) + sizeof(uint32) * input.slots);
         partitioned_minhash(&state, &input, threshold, parameters);
         BufFileClose(input.spill);
     } else {
         simhash::RunControl control = run_control(&state);
-        finish_run(&state, simhash::minhash_pairs(ids, signatures, n, slots, threshold, parameters,
-                                                  emit_pairs<simhash::JaccardPair>, control));
+        finish_run(&state, simhash::minhash_pairs(input.ids, input.signatures, input.n, input.slots, threshold,
+                                                  parameters, emit_pairs<simhash::JaccardPair>, control));
     }
-    pfree(ids);
-    pfree(signatures);
+    pfree(input.ids);
+    pfree(input.signatures);
     return (Datum)0;
 }

@@ -41,6 +41,16 @@ uint64_t exact_binomial(int n, int k) {
     return static_cast<uint64_t>(r);
 }
 
+// The splitmix64 finalizer: a bijection of uint64 that spreads any set of keys evenly.
+inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
 void check_radius(int radius) {
     if (radius < 0 || radius > 64)
         throw std::invalid_argument("radius must be between 0 and 64");
@@ -312,7 +322,6 @@ class PairWriter {
 public:
     explicit PairWriter(const RunControl &control) : control_(control) { buffer_.reserve(kBatch); }
     void add(int64_t a, int64_t b, int distance) {
-        if (a == b) return;  // a repeated id is not a pair
         if (a > b) std::swap(a, b);
         buffer_.push_back(NearPair{a, b, distance});
         if (buffer_.size() == kBatch) flush();
@@ -374,6 +383,101 @@ double table_plan_cost(size_t u, int blocks, int key_blocks, double tables) {
 
 }  // namespace
 
+namespace {
+constexpr int kRepeatedIdBucketBits = 10;
+
+// id_at(i) is the i-th id. Ids as unsigned offsets from the smallest id: exact for any int64 range.
+template <typename IdAt>
+bool find_repeated(size_t n, IdAt id_at, int64_t *repeated) {
+    if (n < 2) return false;
+    int64_t low = id_at(0), high = low;
+    for (size_t i = 1; i < n; ++i) {
+        low = std::min(low, id_at(i));
+        high = std::max(high, id_at(i));
+    }
+    const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+    auto offset = [&](size_t i) { return static_cast<uint64_t>(id_at(i)) - static_cast<uint64_t>(low); };
+    if (range < static_cast<uint64_t>(n) * 16) {
+        // Serial keys: one bit per possible id, in cache for millions of rows.
+        std::vector<uint64_t> seen(range / 64 + 1, 0);
+        for (size_t i = 0; i < n; ++i) {
+            const uint64_t k = offset(i), bit = uint64_t{1} << (k & 63);
+            if (seen[k >> 6] & bit) {
+                *repeated = id_at(i);
+                return true;
+            }
+            seen[k >> 6] |= bit;
+        }
+        return false;
+    }
+    // Sparse ids: bucketed by the top bits of a bijective hash (equal ids have equal hashes, and
+    // any set of ids spreads evenly) into a few hundred buckets, then each bucket checked with a
+    // small hash set that stays in cache: two passes over the ids and one over the hashes.
+    int bits = 0;
+    while (bits < kRepeatedIdBucketBits && (n >> bits) > 4096) ++bits;
+    auto bucket = [bits](uint64_t hash) { return bits ? static_cast<size_t>(hash >> (64 - bits)) : 0; };
+    std::vector<size_t> start((size_t{1} << bits) + 1, 0);
+    for (size_t i = 0; i < n; ++i) ++start[bucket(mix64(offset(i))) + 1];
+    size_t largest = 0;
+    for (size_t b = 0; b + 1 < start.size(); ++b) {
+        largest = std::max(largest, start[b + 1]);
+        start[b + 1] += start[b];
+    }
+    std::unique_ptr<uint64_t[]> hashes(new uint64_t[n]);
+    {
+        std::vector<size_t> next(start.begin(), start.end() - 1);
+        for (size_t i = 0; i < n; ++i) {
+            const uint64_t hash = mix64(offset(i));
+            hashes[next[bucket(hash)]++] = hash;
+        }
+    }
+    // Open addressing by the hash's low bits; 0 marks an empty slot (a hash of 0 is tracked apart).
+    size_t slots = 16;
+    while (slots < 2 * largest) slots *= 2;
+    std::vector<uint64_t> set(slots);
+    uint64_t twice = 0;
+    bool found = false;
+    for (size_t b = 0; b + 1 < start.size() && !found; ++b) {
+        std::fill(set.begin(), set.end(), 0);
+        bool zero_seen = false;
+        for (size_t i = start[b]; i < start[b + 1] && !found; ++i) {
+            const uint64_t hash = hashes[i];
+            if (hash == 0) {
+                found = zero_seen;
+                zero_seen = true;
+                continue;
+            }
+            size_t slot = hash & (slots - 1);
+            while (set[slot] != 0 && set[slot] != hash) slot = (slot + 1) & (slots - 1);
+            found = set[slot] == hash;
+            set[slot] = hash;
+            if (found) twice = hash;
+        }
+    }
+    if (!found) return false;
+    for (size_t i = 0;; ++i)  // the id behind the hash
+        if (mix64(offset(i)) == twice) {
+            *repeated = id_at(i);
+            return true;
+        }
+}
+}  // namespace
+
+bool find_repeated_id(const IdFingerprint *rows, size_t n, int64_t *repeated) {
+    return find_repeated(n, [rows](size_t i) { return rows[i].id; }, repeated);
+}
+
+bool find_repeated_id(const int64_t *ids, size_t n, int64_t *repeated) {
+    return find_repeated(n, [ids](size_t i) { return ids[i]; }, repeated);
+}
+
+double chance_pair_fraction(int radius) {
+    check_radius(radius);
+    double within = 0;
+    for (int d = 0; d <= radius; ++d) within += binomial(64, d);
+    return std::ldexp(within, -64);
+}
+
 NearPairsPlan plan_with_blocks(int radius, int blocks, int key_blocks) {
     check_radius(radius);
     if (key_blocks < 1 || blocks != radius + key_blocks || blocks > 64)
@@ -384,13 +488,15 @@ NearPairsPlan plan_with_blocks(int radius, int blocks, int key_blocks) {
     return plan;
 }
 
-NearPairsPlan plan_near_pairs(size_t distinct, int radius, size_t max_tables) {
+namespace {
+NearPairsPlan cheapest_plan(size_t distinct, int radius, size_t max_tables, bool brute_force_allowed) {
     check_radius(radius);
     NearPairsPlan plan;
     plan.radius = radius;
     const double u = static_cast<double>(distinct);
     plan.brute_force = true;
-    plan.estimated_cost = 0.5 * u * u * kCostPerComparison;
+    plan.estimated_cost = brute_force_allowed ? 0.5 * u * u * kCostPerComparison
+                                              : std::numeric_limits<double>::infinity();
     if (radius == 0) {  // identical fingerprints only: no tables
         plan.brute_force = false;
         plan.estimated_cost = 0;
@@ -415,8 +521,19 @@ NearPairsPlan plan_near_pairs(size_t distinct, int radius, size_t max_tables) {
     if (best_m != 0) {
         plan.brute_force = false;
         fill_blocks(plan, best_m, best_t);
+    } else {
+        plan.estimated_cost = 0.5 * u * u * kCostPerComparison;
     }
     return plan;
+}
+}  // namespace
+
+NearPairsPlan plan_near_pairs(size_t distinct, int radius, size_t max_tables) {
+    return cheapest_plan(distinct, radius, max_tables, true);
+}
+
+NearPairsPlan plan_table_layout(size_t distinct, int radius, size_t max_tables) {
+    return cheapest_plan(distinct, radius, max_tables, false);
 }
 
 uint64_t combination_mask(const NearPairsPlan &plan, size_t combination) {
@@ -527,8 +644,12 @@ private:
 
 }  // namespace
 
+size_t leader_groups_memory(size_t n, uint64_t pairs) {
+    return n * kBytesPerRowLeaderGroups + static_cast<size_t>(pairs) * kBytesPerLeaderPair;
+}
+
 RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMethod method,
-                      int64_t *group, const RunControl &control) {
+                      int64_t *group, const RunControl &control, size_t memory_limit, size_t *memory_needed) {
     check_radius(radius);
     if (n >= std::numeric_limits<uint32_t>::max())
         throw std::length_error("too many rows for one batch (at most 4294967294)");
@@ -562,28 +683,71 @@ RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMeth
                            [&](size_t x, size_t y, int) { sets.unite(rank[x], rank[y]); });
             for (size_t x = 0; x < u; ++x) distinct_group[x] = min_id[order[sets.find(rank[x])]];
         } else {
-            // Adjacency (CSR) over ranks, then greedy leaders in ascending smallest-id order.
-            std::vector<std::pair<uint32_t, uint32_t>> edges;
+            // Greedy leaders in ascending rank (smallest id) order. When rank k leads, every
+            // earlier rank is already assigned, so it only claims later ranks: each pair is kept
+            // once, as the later rank in the earlier rank's list (4 bytes), the lists allocated
+            // once at their exact size. The enumeration counts the lists' lengths and, while the
+            // memory limit has room for a pair twice over (8 bytes now, 4 in the lists), keeps
+            // the pairs in chunks (no reallocation peaks). When it could not keep them all, a
+            // second enumeration fills the lists; the run is refused before that when even the
+            // lists do not fit.
+            std::vector<size_t> first(u + 1, 0);  // then: first[k] is where rank k's list ends
+            const size_t fixed = leader_groups_memory(n, 0);
+            const uint64_t keepable =
+                memory_limit > fixed ? (memory_limit - fixed) / (sizeof(uint64_t) + kBytesPerLeaderPair) : 0;
+            constexpr size_t kChunkPairs = 4096;
+            std::vector<std::unique_ptr<uint64_t[]>> chunks;  // (earlier rank << 32) | later rank
+            bool all_kept = true;
+            uint64_t pairs = 0;
             distinct_pairs(set.fingerprints.data(), u, plan, poller, [&](size_t x, size_t y, int) {
-                edges.emplace_back(rank[x], rank[y]);
-                edges.emplace_back(rank[y], rank[x]);
+                const uint64_t earlier = std::min(rank[x], rank[y]), later = std::max(rank[x], rank[y]);
+                ++first[earlier + 1];
+                if (all_kept) {
+                    const size_t slot = pairs % kChunkPairs;
+                    if (slot == 0 && pairs + kChunkPairs > keepable) {
+                        chunks.clear();  // no room: the second enumeration fills the lists
+                        all_kept = false;
+                    } else {
+                        if (slot == 0) chunks.emplace_back(new uint64_t[kChunkPairs]);
+                        chunks.back()[slot] = earlier << 32 | later;
+                    }
+                }
+                ++pairs;
             });
-            std::sort(edges.begin(), edges.end());
-            std::vector<size_t> first(u + 1, 0);
-            for (const auto &e : edges) ++first[e.first + 1];
             for (size_t k = 0; k < u; ++k) first[k + 1] += first[k];
+            const size_t needed = leader_groups_memory(n, pairs);
+            if (needed > memory_limit) {
+                if (memory_needed) *memory_needed = needed;
+                return RunStatus::over_memory_limit;
+            }
+            std::vector<uint32_t> later(pairs);
+            auto place = [&](uint64_t earlier, uint64_t later_rank) {
+                later[first[earlier]++] = static_cast<uint32_t>(later_rank);
+            };
+            if (all_kept) {
+                for (uint64_t i = 0; i < pairs; ++i) {
+                    const uint64_t pair = chunks[i / kChunkPairs][i % kChunkPairs];
+                    place(pair >> 32, pair & 0xFFFFFFFFu);
+                }
+                chunks.clear();
+            } else {
+                distinct_pairs(set.fingerprints.data(), u, plan, poller, [&](size_t x, size_t y, int) {
+                    place(std::min(rank[x], rank[y]), std::max(rank[x], rank[y]));
+                });
+            }
             constexpr int64_t kUnassigned = std::numeric_limits<int64_t>::min();
-            std::vector<int64_t> leader_of(u, kUnassigned);  // by rank
+            for (auto &g : distinct_group) g = kUnassigned;
             poller.begin("choosing leaders", u);
             for (size_t k = 0; k < u; ++k) {
                 poller.step(k);
-                if (leader_of[k] != kUnassigned) continue;
-                const int64_t leader = min_id[order[k]];
-                leader_of[k] = leader;
-                for (size_t e = first[k]; e < first[k + 1]; ++e)
-                    if (leader_of[edges[e].second] == kUnassigned) leader_of[edges[e].second] = leader;
+                int64_t &own = distinct_group[order[k]];
+                if (own != kUnassigned) continue;
+                own = min_id[order[k]];
+                for (size_t e = k == 0 ? 0 : first[k - 1]; e < first[k]; ++e) {
+                    int64_t &member = distinct_group[order[later[e]]];
+                    if (member == kUnassigned) member = own;
+                }
             }
-            for (size_t x = 0; x < u; ++x) distinct_group[x] = leader_of[rank[x]];
         }
         for (size_t x = 0; x < u; ++x)
             for (uint32_t i = set.offsets[x]; i < set.offsets[x + 1]; ++i) group[sorted[i].id] = distinct_group[x];
@@ -631,16 +795,6 @@ LshParameters lsh_parameters(double threshold, int slots, double false_positive_
     return best;
 }
 
-namespace {
-inline uint64_t mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
-}  // namespace
 
 uint64_t minhash_band_hash(const uint32_t *signature, int band, int rows) {
     const uint32_t *x = signature + static_cast<size_t>(band) * rows;

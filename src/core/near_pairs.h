@@ -66,7 +66,9 @@ struct RunControl {
     bool connectivity_only = false;
 };
 
-enum class RunStatus { done, stopped };
+// stopped: a callback asked to stop. over_memory_limit: the run would need more memory than
+// its limit (near_groups), and returned before allocating it.
+enum class RunStatus { done, stopped, over_memory_limit };
 
 struct NearPairsPlan {
     int radius = 0;
@@ -89,6 +91,10 @@ uint64_t combination_mask(const NearPairsPlan &plan, size_t combination);
 // std::invalid_argument otherwise). max_tables caps C(m, t) (the partitioned caller rescans its
 // input once per table and passes a small cap).
 NearPairsPlan plan_near_pairs(size_t distinct, int radius, size_t max_tables = 4096);
+// The cheapest plan made of tables, with at most max_tables of them, even where comparing all
+// pairs would be cheaper (a caller that partitions its input by table keys cannot compare all
+// pairs): brute_force is set only when no layout has that few tables.
+NearPairsPlan plan_table_layout(size_t distinct, int radius, size_t max_tables);
 // A plan with explicit m and t (m = radius + t, m <= 64); for tests.
 NearPairsPlan plan_with_blocks(int radius, int blocks, int key_blocks);
 
@@ -96,10 +102,31 @@ NearPairsPlan plan_with_blocks(int radius, int blocks, int key_blocks);
 uint64_t combination_key(const NearPairsPlan &plan, size_t combination, uint64_t fingerprint);
 int combination_key_bits(const NearPairsPlan &plan, size_t combination);
 
+// Ids --------------------------------------------------------------------------------------
+// Pairs and groups are reported by id, so every batch function needs unique ids: the joins
+// below take them as given (two rows with one id would make a pair of an id with itself), and
+// the caller checks its input first.
+
+// Finds an id that occurs more than once: returns true and sets *repeated (when several repeat,
+// any one of them), or returns false when all n ids are distinct. Uses a bitmap over the ids'
+// range when that takes at most 2 bytes a row (serial keys), else hashes of the ids in buckets
+// checked one at a time with a small hash set: at most kBytesPerRowRepeatedIdCheck bytes a row
+// (8 for the hashes, the rest for the set of one bucket, about a thousandth of them).
+constexpr size_t kBytesPerRowRepeatedIdCheck = 10;
+bool find_repeated_id(const IdFingerprint *rows, size_t n, int64_t *repeated);
+bool find_repeated_id(const int64_t *ids, size_t n, int64_t *repeated);
+
+// Pairs -------------------------------------------------------------------------------------
+
+// The fraction of pairs of independent uniform 64-bit fingerprints within `radius` bits
+// (sum over d <= radius of C(64, d) / 2^64): unrelated documents pair up at this rate, so
+// fraction * n(n - 1)/2 is the output a radius produces by chance alone.
+double chance_pair_fraction(int radius);
+
 // All unordered pairs of rows whose fingerprints are within `radius` bits, each exactly once,
-// ids ordered (a < b) within a pair. Reorders `rows`. Ids should be unique (a repeated id is
-// paired with itself at distance 0 only if it appears twice). Throws std::invalid_argument for
-// a radius outside 0..64 and std::length_error for more than 2^32 - 1 rows.
+// ids ordered (a < b) within a pair. Reorders `rows`. Ids must be unique (find_repeated_id).
+// Throws std::invalid_argument for a radius outside 0..64 and std::length_error for more than
+// 2^32 - 1 rows.
 RunStatus near_pairs(IdFingerprint *rows, size_t n, int radius, const RunControl &control);
 RunStatus near_pairs(IdFingerprint *rows, size_t n, const NearPairsPlan &plan,
                      const RunControl &control);
@@ -111,18 +138,26 @@ RunStatus near_pairs(IdFingerprint *rows, size_t n, const NearPairsPlan &plan,
 RunStatus near_pairs_pass(IdFingerprint *rows, size_t n, const NearPairsPlan &plan,
                           size_t combination, const RunControl &control);
 
-// Groups. group[i] is the group id of rows[i] (rows are not reordered here). Only
-// control.should_stop and control.progress are used.
+// Groups. group[i] is the group id of rows[i] (rows are not reordered here; ids must be
+// unique). Only control.should_stop and control.progress are used.
 //  connected: connected components of the within-radius graph; group id = smallest id in it.
 //  leader: ids in ascending order; the smallest unassigned id leads a new group and takes every
 //          unassigned row within radius of it (every member is within radius of its leader).
-// Peak memory: about kBytesPerRowGroups bytes per row (row copy, sort scratch, distinct set,
-// ranks, union-find, one permuted table) plus, for leader, 16 bytes per pair of distinct
-// fingerprints within the radius.
+// Peak memory, counting the caller's rows and group array (24 bytes a row): connected, about
+// kBytesPerRowGroups bytes a row (row copy, sort scratch, distinct set, ranks, union-find, one
+// permuted table). Leader also keeps, for each pair of distinct fingerprints within the radius,
+// the later one in the earlier one's list: leader_groups_memory(n, pairs). It enumerates the
+// pairs once when the limit leaves 12 bytes a pair (they are kept while counted, then listed),
+// else twice (counted, then listed); when even the lists exceed memory_limit it returns
+// RunStatus::over_memory_limit with *memory_needed set, before allocating them.
 constexpr size_t kBytesPerRowGroups = 96;
+constexpr size_t kBytesPerRowLeaderGroups = kBytesPerRowGroups + 8;  // plus list offsets
+constexpr size_t kBytesPerLeaderPair = 4;
+size_t leader_groups_memory(size_t n, uint64_t pairs);
 enum class GroupMethod { connected, leader };
 RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMethod method,
-                      int64_t *group, const RunControl &control);
+                      int64_t *group, const RunControl &control, size_t memory_limit = SIZE_MAX,
+                      size_t *memory_needed = nullptr);
 
 // MinHash LSH ------------------------------------------------------------------------------
 

@@ -181,6 +181,24 @@ TEST(NearPairs, PlanChoosesTablesForLargeInputs) {
     EXPECT_THROW(plan_near_pairs(10, -1), std::invalid_argument);
 }
 
+TEST(NearPairs, TableLayoutsForPartitionedInputs) {
+    // Comparing all pairs is cheaper for 2000 fingerprints at radius 15, but a caller that
+    // partitions by table keys gets the cheapest layout with at most 16 tables: 16 blocks, 1 key block.
+    EXPECT_TRUE(plan_near_pairs(2000, 15, 16).brute_force);
+    const auto plan = plan_table_layout(2000, 15, 16);
+    ASSERT_FALSE(plan.brute_force);
+    EXPECT_EQ(plan.tables, 16u);
+    EXPECT_EQ(plan.key_blocks, 1);
+    // Radius 16 needs 17 tables at least.
+    EXPECT_TRUE(plan_table_layout(2000, 16, 16).brute_force);
+    EXPECT_FALSE(plan_table_layout(2000, 16, 17).brute_force);
+    // Where tables are cheaper anyway, both choose the same plan.
+    EXPECT_EQ(plan_table_layout(10000000, 3, 16).tables, plan_near_pairs(10000000, 3, 16).tables);
+    // Passes of a layout chosen over brute force stay exact.
+    const auto rows = make_rows(2000, 43);
+    EXPECT_EQ(run_plan(rows, plan), brute_force(rows, 15));
+}
+
 TEST(NearPairs, PartitionedPassesCoverEveryPairOnce) {
     const auto rows = make_rows(3000, 11);
     for (int r : {0, 3, 7}) {
@@ -249,6 +267,52 @@ TEST(NearPairs, StopsWhenAsked) {
     EXPECT_THROW(near_pairs(rows.data(), rows.size(), 65, control), std::invalid_argument);
 }
 
+TEST(NearPairs, FindsRepeatedIds) {
+    int64_t repeated = 0;
+    // Serial ids (a bitmap over their range) and sparse ones (a sorted copy), small and large.
+    for (size_t n : {size_t{2}, size_t{100}, size_t{5000}}) {
+        for (int64_t stride : {int64_t{1}, int64_t{1000003}}) {
+            std::vector<int64_t> ids(n);
+            for (size_t i = 0; i < n; ++i) ids[i] = -7 + static_cast<int64_t>(i) * stride;
+            std::shuffle(ids.begin(), ids.end(), std::mt19937_64(n));
+            EXPECT_FALSE(find_repeated_id(ids.data(), n, &repeated)) << n << " " << stride;
+            const int64_t twice = ids[0];
+            ids[n - 1] = twice;
+            ASSERT_TRUE(find_repeated_id(ids.data(), n, &repeated)) << n << " " << stride;
+            EXPECT_EQ(repeated, twice) << n << " " << stride;
+        }
+    }
+    // The whole int64 range, and rows of (id, fingerprint).
+    std::vector<int64_t> extremes = {INT64_MIN, INT64_MAX, 0, -1, 1};
+    EXPECT_FALSE(find_repeated_id(extremes.data(), extremes.size(), &repeated));
+    extremes.push_back(INT64_MIN);
+    ASSERT_TRUE(find_repeated_id(extremes.data(), extremes.size(), &repeated));
+    EXPECT_EQ(repeated, INT64_MIN);
+    auto rows = make_rows(3000, 29);
+    EXPECT_FALSE(find_repeated_id(rows.data(), rows.size(), &repeated));
+    rows.push_back({rows[17].id, rows[17].fingerprint ^ 1});
+    ASSERT_TRUE(find_repeated_id(rows.data(), rows.size(), &repeated));
+    EXPECT_EQ(repeated, rows[17].id);
+    EXPECT_FALSE(find_repeated_id(rows.data(), 0, &repeated));
+    EXPECT_FALSE(find_repeated_id(rows.data(), 1, &repeated));
+}
+
+TEST(NearPairs, ChancePairFractionIsTheBinomialTail) {
+    EXPECT_EQ(chance_pair_fraction(64), 1.0);
+    EXPECT_EQ(chance_pair_fraction(0), std::ldexp(1.0, -64));
+    EXPECT_EQ(chance_pair_fraction(3), std::ldexp(1.0 + 64 + 2016 + 41664, -64));
+    // Symmetry of the binomial: P(d <= 31) + P(d <= 32) = P(d <= 31) + P(d >= 32) = 1.
+    EXPECT_NEAR(chance_pair_fraction(31) + chance_pair_fraction(32), 1.0, 1e-12);
+    // Uniform fingerprints: the pairs found match the fraction (radius 24 on 3000 rows, ~5 pairs per 1000).
+    std::mt19937_64 rng(41);
+    std::vector<IdFingerprint> rows(3000);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = {static_cast<int64_t>(i), rng()};
+    const double expected = chance_pair_fraction(24) * 3000.0 * 2999 / 2;
+    const double found = static_cast<double>(run(rows, 24).size());
+    EXPECT_NEAR(found, expected, 4 * std::sqrt(expected)) << expected;
+    EXPECT_THROW(chance_pair_fraction(65), std::invalid_argument);
+}
+
 // Groups -------------------------------------------------------------------------------------
 
 std::map<int64_t, int64_t> reference_connected(const std::vector<IdFingerprint> &rows, int radius) {
@@ -290,6 +354,53 @@ TEST(NearGroups, ConnectedAndLeaderMatchReferences) {
             EXPECT_EQ(run_groups(rows, r, GroupMethod::connected), reference_connected(rows, r)) << n << " " << r;
             EXPECT_EQ(run_groups(rows, r, GroupMethod::leader), reference_leader(rows, r)) << n << " " << r;
         }
+    }
+}
+
+TEST(NearGroups, LeaderCountsItsPairsAgainstTheMemoryLimit) {
+    const auto rows = make_rows(2000, 31);
+    const auto reference = reference_leader(rows, 12);
+    // The pairs a leader run keeps: pairs of distinct fingerprints within the radius.
+    std::set<std::pair<uint64_t, uint64_t>> distinct_pairs;
+    for (size_t i = 0; i < rows.size(); ++i)
+        for (size_t j = 0; j < rows.size(); ++j)
+            if (rows[i].fingerprint < rows[j].fingerprint && hamming_distance(rows[i].fingerprint, rows[j].fingerprint) <= 12)
+                distinct_pairs.emplace(rows[i].fingerprint, rows[j].fingerprint);
+    const size_t needed = leader_groups_memory(rows.size(), distinct_pairs.size());
+    EXPECT_EQ(needed, rows.size() * kBytesPerRowLeaderGroups + distinct_pairs.size() * kBytesPerLeaderPair);
+    std::vector<int64_t> group(rows.size(), -1);
+    size_t reported = 0;
+    EXPECT_EQ(near_groups(rows.data(), rows.size(), 12, GroupMethod::leader, group.data(), RunControl{}, needed - 1,
+                          &reported),
+              RunStatus::over_memory_limit);
+    EXPECT_EQ(reported, needed);
+    EXPECT_EQ(group, std::vector<int64_t>(rows.size(), -1)) << "nothing written when refused";
+    ASSERT_EQ(near_groups(rows.data(), rows.size(), 12, GroupMethod::leader, group.data(), RunControl{}, needed),
+              RunStatus::done);
+    std::map<int64_t, int64_t> out;
+    for (size_t i = 0; i < rows.size(); ++i) out[rows[i].id] = group[i];
+    EXPECT_EQ(out, reference);
+    // Connected groups keep no pairs: the limit does not apply.
+    EXPECT_EQ(near_groups(rows.data(), rows.size(), 12, GroupMethod::connected, group.data(), RunControl{}, 1),
+              RunStatus::done);
+    // Radius 64 keeps every pair of distinct fingerprints, 4 bytes each.
+    const auto all = make_rows(300, 37);
+    std::set<uint64_t> fps;
+    for (const auto &r : all) fps.insert(r.fingerprint);
+    EXPECT_EQ(near_groups(all.data(), all.size(), 64, GroupMethod::leader, group.data(), RunControl{}, 0, &reported),
+              RunStatus::over_memory_limit);
+    const size_t all_pairs = fps.size() * (fps.size() - 1) / 2;
+    EXPECT_EQ(reported, leader_groups_memory(all.size(), all_pairs));
+    // The pairs are listed from one enumeration when the limit leaves 12 bytes a pair, else from
+    // a second one (also after keeping some of them): the same groups either way.
+    std::vector<int64_t> unlimited(all.size()), limited(all.size());
+    ASSERT_EQ(near_groups(all.data(), all.size(), 64, GroupMethod::leader, unlimited.data(), RunControl{}), RunStatus::done);
+    for (size_t extra : {size_t{0}, 4 * all_pairs, 8 * all_pairs + 4096 * 8}) {
+        std::fill(limited.begin(), limited.end(), -1);
+        EXPECT_EQ(near_groups(all.data(), all.size(), 64, GroupMethod::leader, limited.data(), RunControl{},
+                              reported + extra),
+                  RunStatus::done);
+        EXPECT_EQ(limited, unlimited) << extra;
     }
 }
 
