@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh Debian bookworm machine: installs the packages, builds, runs the
-# core unit tests (GoogleTest/CTest), the pg_regress suite and isolation specs against a throwaway cluster, and the TAP
-# tests (each starts clusters of its own). Leaves nothing running.
+# The whole test suite on a fresh Debian bookworm machine: installs the packages, builds, checks the
+# module's exported symbols, runs the core unit tests (GoogleTest/CTest), the pg_regress suite and
+# isolation specs against a throwaway cluster, and the TAP tests (each starts clusters of its own).
+# Leaves nothing running.
 source "$(dirname "$0")/common.sh"
 
 install_packages
 build_and_install
+
+echo "==> exported symbols"
+bash "$REPO_ROOT/scripts/check_exports.sh"
 
 echo "==> core unit tests"
 make -C "$REPO_ROOT" -s unit

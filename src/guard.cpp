@@ -2,10 +2,6 @@
 
 #include <cstring>
 
-extern "C" {
-PG_MODULE_MAGIC;
-}
-
 namespace simhash_pg {
 
 void copy_message(char *buffer, size_t size, const char *message) {

@@ -1,0 +1,33 @@
+// Differences between the PostgreSQL releases the extension builds against (15 to 18), in one
+// place. Each block is guarded by PG_VERSION_NUM and keeps the PostgreSQL 15 spelling as the one
+// the glue code uses, so the code reads the same on every release and 15 compiles exactly as
+// before. Include it instead of postgres.h (it includes postgres.h and fmgr.h).
+//
+// scripts/check_versions.sh builds the extension against another installation and runs the
+// regression suite there.
+#pragma once
+
+extern "C" {
+#include "postgres.h"
+#include "fmgr.h"
+}
+
+#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 190000
+#error "simhash supports PostgreSQL 15 to 18"
+#endif
+
+// --- Symbol visibility ---------------------------------------------------------------------------
+// The module is compiled with -fvisibility=hidden: only what PostgreSQL looks up with dlsym (the
+// magic block, _PG_init, the pg_finfo_* records and the SQL-callable functions) may be exported.
+// PostgreSQL 16 defines PGDLLEXPORT as visibility("default"); 15 leaves it empty outside Windows,
+// which would hide the entry points too. PG_MODULE_MAGIC and PG_FUNCTION_INFO_V1 expand
+// PGDLLEXPORT where they are used, so redefining it here exports their symbols on 15 as on 16.
+#if defined(__GNUC__) && !defined(WIN32)
+#define SIMHASH_EXPORT __attribute__((visibility("default")))
+#if PG_VERSION_NUM < 160000
+#undef PGDLLEXPORT
+#define PGDLLEXPORT SIMHASH_EXPORT
+#endif
+#else
+#define SIMHASH_EXPORT PGDLLEXPORT
+#endif
