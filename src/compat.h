@@ -31,3 +31,23 @@ extern "C" {
 #else
 #define SIMHASH_EXPORT PGDLLEXPORT
 #endif
+
+// --- Relation files ------------------------------------------------------------------------------
+// PostgreSQL 16 renamed RelFileNode to RelFileLocator (SMgrRelation.smgr_rnode.node became
+// smgr_rlocator.locator). The file of `rel`'s storage, as log_newpage() takes it:
+#if PG_VERSION_NUM >= 160000
+#define SIMHASH_RELATION_FILE(rel) (&RelationGetSmgr(rel)->smgr_rlocator.locator)
+#else
+#define SIMHASH_RELATION_FILE(rel) (&RelationGetSmgr(rel)->smgr_rnode.node)
+#endif
+
+// --- Tuplesorts ----------------------------------------------------------------------------------
+// PostgreSQL 16 added tuplesort_getdatum's `copy` argument; 15 always copies pass-by-reference
+// values, which `copy = true` keeps.
+#if PG_VERSION_NUM >= 160000
+#define tuplesort_getdatum_compat(state, forward, val, isnull, abbrev) \
+    tuplesort_getdatum(state, forward, true, val, isnull, abbrev)
+#else
+#define tuplesort_getdatum_compat(state, forward, val, isnull, abbrev) \
+    tuplesort_getdatum(state, forward, val, isnull, abbrev)
+#endif
