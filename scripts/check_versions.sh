@@ -75,7 +75,7 @@ for target in "${TARGETS[@]}"; do
         # shellcheck source=common.sh
         source "$REPO_ROOT/scripts/common.sh"
         start_cluster >&2
-        if make -C "$work" -s installcheck PG_CONFIG="$pg_config" >"$work/regress.log" 2>&1; then
+        if make -C "$work" -s -k installcheck PG_CONFIG="$pg_config" >"$work/regress.log" 2>&1; then
             echo "regression and isolation suites passed"
         else
             cat "$work/regression.diffs" "$work/output_iso/regression.diffs" 2>/dev/null \
