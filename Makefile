@@ -27,7 +27,7 @@ override with_llvm = no
 # src/compat.h); PGXS adds it itself from PostgreSQL 16 on, 15 needs it here.
 PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter -fvect-cost-model=dynamic \
 	-fvisibility=hidden -fvisibility-inlines-hidden
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -DSIMHASH_EXTVERSION='"$(EXTVERSION)"'
 SHLIB_LINK = -lstdc++
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -51,3 +51,22 @@ extern "C" {
 #define tuplesort_getdatum_compat(state, forward, val, isnull, abbrev) \
     tuplesort_getdatum(state, forward, val, isnull, abbrev)
 #endif
+
+// --- Module magic --------------------------------------------------------------------------------
+// PostgreSQL 18's magic block also names the module and its version (pg_get_loaded_modules());
+// its plain PG_MODULE_MAGIC leaves .version out of a designated initializer, which
+// -Wmissing-field-initializers reports in C++. SIMHASH_EXTVERSION comes from the Makefile.
+#if PG_VERSION_NUM >= 180000
+#define SIMHASH_MODULE_MAGIC PG_MODULE_MAGIC_EXT(.name = "simhash", .version = SIMHASH_EXTVERSION)
+#else
+#define SIMHASH_MODULE_MAGIC PG_MODULE_MAGIC
+#endif
+
+// --- VACUUM --------------------------------------------------------------------------------------
+// PostgreSQL 18 tells vacuum_delay_point whether it is called from ANALYZE (which has its own
+// cost-based delay settings); an index vacuum is not.
+#if PG_VERSION_NUM >= 180000
+#define vacuum_delay_point_compat() vacuum_delay_point(false)
+#else
+#define vacuum_delay_point_compat() vacuum_delay_point()
+#endif

@@ -8,7 +8,7 @@ extern "C" {
 }
 
 extern "C" {
-PG_MODULE_MAGIC;
+SIMHASH_MODULE_MAGIC;
 
 SIMHASH_EXPORT void _PG_init(void);
 }
