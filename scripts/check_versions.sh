@@ -8,12 +8,13 @@
 #   scripts/check_versions.sh [--tap] PREFIX|PG_CONFIG ...
 #   e.g. scripts/check_versions.sh /tmp/pg16-inst /tmp/pg17-inst /tmp/pg18-inst/bin/pg_config
 #
-# A PostgreSQL source tree (REL_16_STABLE etc.) builds into such a prefix with
+# A PostgreSQL source tree (REL_16_STABLE etc.; from git it also needs bison and flex) builds into
+# such a prefix with
 #   ./configure --prefix=/tmp/pg16-inst --enable-tap-tests --without-icu --without-readline \
 #       --without-zlib && make -j2 && make install
 # Each installation is built in a scratch copy of the work tree, so the tree's own objects (built
 # for PostgreSQL 15) are left alone. Regression differences are kept in
-# /tmp/simhash-check-<major>.diffs. The last line sums up every installation.
+# /tmp/simhash-check-<major>.diffs. The summary at the end has one line per installation.
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,11 +23,11 @@ TARGETS=()
 for arg in "$@"; do
     case "$arg" in
         --tap) RUN_TAP=yes ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) TARGETS+=("$arg") ;;
     esac
 done
-[ ${#TARGETS[@]} -gt 0 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+[ ${#TARGETS[@]} -gt 0 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
 
 summary=()
 status=0

@@ -1,7 +1,8 @@
 // Differences between the PostgreSQL releases the extension builds against (15 to 18), in one
-// place. Each block is guarded by PG_VERSION_NUM and keeps the PostgreSQL 15 spelling as the one
-// the glue code uses, so the code reads the same on every release and 15 compiles exactly as
-// before. Include it instead of postgres.h (it includes postgres.h and fmgr.h).
+// place. Each block is guarded by PG_VERSION_NUM; the glue code calls the names defined here
+// (name_compat for a PostgreSQL function whose arguments changed), so it reads the same on every
+// release and the PostgreSQL 15 build calls exactly what it called before. Include this header
+// instead of postgres.h (it includes postgres.h and fmgr.h).
 //
 // scripts/check_versions.sh builds the extension against another installation and runs the
 // regression suite there.
@@ -12,8 +13,8 @@ extern "C" {
 #include "fmgr.h"
 }
 
-#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 190000
-#error "simhash supports PostgreSQL 15 to 18"
+#if PG_VERSION_NUM < 150000
+#error "simhash needs PostgreSQL 15 or later"
 #endif
 
 // --- Symbol visibility ---------------------------------------------------------------------------
