@@ -23,12 +23,21 @@ PG_CONFIG ?= pg_config
 override with_llvm = no
 # PostgreSQL headers use `register` (removed in C++17). -fvect-cost-model=dynamic lets -O2 vectorize
 # the MinHash slot loop; -fno-math-errno keeps std::isfinite and friends inline.
-PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter -fvect-cost-model=dynamic
-PG_CPPFLAGS = -I$(srcdir)/src
+# -fvisibility=hidden: the module exports only what PostgreSQL looks up (SIMHASH_EXPORT in
+# src/compat.h); PGXS adds it itself from PostgreSQL 16 on, 15 needs it here.
+PG_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-register -Wno-unused-parameter -fvect-cost-model=dynamic \
+	-fvisibility=hidden -fvisibility-inlines-hidden
+PG_CPPFLAGS = -I$(srcdir)/src -DSIMHASH_EXTVERSION='"$(EXTVERSION)"'
 SHLIB_LINK = -lstdc++
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# Exported symbols: see src/exports.map (ELF platforms; scripts/check_exports.sh verifies the list).
+ifneq ($(filter linux freebsd netbsd openbsd,$(PORTNAME)),)
+SHLIB_LINK += -Wl,--version-script=$(srcdir)/src/exports.map
+$(shlib): $(srcdir)/src/exports.map
+endif
 
 # TAP tests (PostgreSQL::Test::Cluster; they start clusters of their own, so run them as a non-root
 # user): `make tap`. Kept out of `installcheck`, which runs only pg_regress.

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh Debian bookworm machine: installs the packages, builds, runs the
-# core unit tests (GoogleTest/CTest), the pg_regress suite and isolation specs against a throwaway cluster, and the TAP
-# tests (each starts clusters of its own), and between them the client driver tests
-# (test/clients: psycopg 3, psycopg 2, asyncpg, node-postgres, JDBC) against the throwaway cluster.
+# The whole test suite on a fresh Debian bookworm machine: installs the packages, builds, checks the
+# module's exported symbols, runs the core unit tests (GoogleTest/CTest), the pg_regress suite and
+# isolation specs against a throwaway cluster, the client driver tests (test/clients: psycopg 3,
+# psycopg 2, asyncpg, node-postgres, JDBC) against the same cluster, and the TAP tests (each
+# starts clusters of its own).
 # Leaves nothing running.
 source "$(dirname "$0")/common.sh"
 
 DEBIAN_PACKAGES+=("${CLIENT_PACKAGES[@]}")
 install_packages
 build_and_install
+
+echo "==> exported symbols"
+bash "$REPO_ROOT/scripts/check_exports.sh"
 
 echo "==> node-postgres for the client tests"
 (

@@ -7,9 +7,11 @@ FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid =
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
 ORDER BY p.oid::regprocedure::text;
 
+-- Implicit array types (extension members from PostgreSQL 17 on) have no comment of their own.
 SELECT t.oid::regtype AS type, obj_description(t.oid, 'pg_type') IS NOT NULL AS commented
 FROM pg_type t JOIN pg_depend d ON d.classid = 'pg_type'::regclass AND d.objid = t.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'simhash'
+WHERE t.typcategory <> 'A'
 ORDER BY t.oid::regtype::text;
 
 SELECT o.oid::regoperator AS operator, obj_description(o.oprcode, 'pg_proc') IS NOT NULL AS function_commented

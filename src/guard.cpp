@@ -4,8 +4,6 @@
 
 extern "C" {
 #include "miscadmin.h"
-
-PG_MODULE_MAGIC;
 }
 
 namespace simhash_pg {

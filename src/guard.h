@@ -18,11 +18,7 @@
 #include <stdexcept>
 
 #include "core/stop_poll.h"
-
-extern "C" {
-#include "postgres.h"
-#include "fmgr.h"
-}
+#include "compat.h"
 
 namespace simhash_pg {
 
@@ -96,9 +92,12 @@ Datum call_guarded(FunctionCallInfo fcinfo, const char *function_name) {
 
 }  // namespace simhash_pg
 
-// Defines the SQL-callable C function `name` (with PG_FUNCTION_INFO_V1) whose body follows.
+// Defines the SQL-callable C function `name` (with PG_FUNCTION_INFO_V1) whose body follows. The
+// function and its pg_finfo_ record are the module's only exported symbols besides the magic block
+// and _PG_init (PostgreSQL 15's PG_FUNCTION_INFO_V1 does not mark the function itself exported).
 #define SIMHASH_FUNCTION(name)                                                  \
     static Datum name##_body(PG_FUNCTION_ARGS);                                 \
+    extern "C" SIMHASH_EXPORT Datum name(PG_FUNCTION_ARGS);                     \
     extern "C" {                                                                \
     PG_FUNCTION_INFO_V1(name);                                                  \
     }                                                                           \

@@ -4,10 +4,7 @@
 // empty set, a radius of 64 or more is every fingerprint.
 #pragma once
 
-extern "C" {
-#include "postgres.h"
-#include "fmgr.h"
-}
+#include "compat.h"
 
 struct HammingBall {
     int64 center;

@@ -1,5 +1,5 @@
-// The module's load-time entry point. Each part of the extension that registers settings exports
-// an init function, called from here (one _PG_init per shared library).
+// The module's magic block and load-time entry point. Each part of the extension that registers
+// settings exports an init function, called from here (one _PG_init per shared library).
 #include "guard.h"
 #include "module.h"
 
@@ -8,7 +8,9 @@ extern "C" {
 }
 
 extern "C" {
-void _PG_init(void);
+SIMHASH_MODULE_MAGIC;
+
+SIMHASH_EXPORT void _PG_init(void);
 }
 
 void _PG_init(void) {

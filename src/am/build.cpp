@@ -66,7 +66,7 @@ void writer_write_batch(PageWriter *w) {
     Page pages[kBatchPages];
     for (int i = 0; i < w->nbatch; ++i) pages[i] = w->batch[i].data;
     if (RelationNeedsWAL(w->index))
-        log_newpages(&RelationGetSmgr(w->index)->smgr_rnode.node, MAIN_FORKNUM, w->nbatch, w->batch_blknos, pages, true);
+        log_newpages(SIMHASH_RELATION_FILE(w->index), MAIN_FORKNUM, w->nbatch, w->batch_blknos, pages, true);
     for (int i = 0; i < w->nbatch; ++i) {
         PageSetChecksumInplace(pages[i], w->batch_blknos[i]);
         smgrextend(RelationGetSmgr(w->index), MAIN_FORKNUM, w->batch_blknos[i], pages[i], true);
@@ -435,7 +435,7 @@ void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *met
             if (spilled) {
                 Datum datum;
                 bool isnull;
-                if (!tuplesort_getdatum(s->refs[t], true, &datum, &isnull, nullptr))
+                if (!tuplesort_getdatum_compat(s->refs[t], true, &datum, &isnull, nullptr))
                     elog(ERROR, "simhash build: tuplesort ended early");
                 value = from_unsigned_key(DatumGetInt64(datum));
             } else {
@@ -487,7 +487,7 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
     smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
     simhash_write_tables(index, entries, SimhashPageGetMeta(meta_image->data), false, true);
     if (RelationNeedsWAL(index))
-        log_newpage(&RelationGetSmgr(index)->smgr_rnode.node, MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
+        log_newpage(SIMHASH_RELATION_FILE(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
     PageSetChecksumInplace(meta_image->data, SIMHASH_METAPAGE_BLKNO);
     smgrwrite(RelationGetSmgr(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
     // Written around shared buffers: a checkpoint would not flush them, so sync before commit.
@@ -507,7 +507,7 @@ void simhash_ambuildempty(Relation index) {
     simhash_fill_metapage(image->data, simhash_ntables(index));
     PageSetChecksumInplace(image->data, SIMHASH_METAPAGE_BLKNO);
     smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);
-    log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node, INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);
+    log_newpage(SIMHASH_RELATION_FILE(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);
     smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
     pfree(image);
 }

@@ -27,6 +27,15 @@ bytea *simhash_amoptions(Datum reloptions, bool validate) {
                                                  simhash_relopt_table, lengthof(simhash_relopt_table)));
 }
 
+// Fields that later releases add to relopt_parse_elt (isset_offset in PostgreSQL 18) stay zero.
+relopt_parse_elt int_option(const char *name, int offset) {
+    relopt_parse_elt option = {};
+    option.optname = name;
+    option.opttype = RELOPT_TYPE_INT;
+    option.offset = offset;
+    return option;
+}
+
 char *simhash_ambuildphasename(int64 phasenum) {
     switch (phasenum) {
         case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE: return const_cast<char *>("initializing");
@@ -48,8 +57,8 @@ void simhash_am_init(void) {
     add_int_reloption(simhash_relopt_kind, "pending_limit",
                       "Size in kB of the unsorted insert area above which an insert merges it into the tables",
                       SIMHASH_DEFAULT_PENDING_LIMIT, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
-    simhash_relopt_table[0] = {"tables", RELOPT_TYPE_INT, offsetof(SimhashOptions, tables)};
-    simhash_relopt_table[1] = {"pending_limit", RELOPT_TYPE_INT, offsetof(SimhashOptions, pending_limit)};
+    simhash_relopt_table[0] = int_option("tables", offsetof(SimhashOptions, tables));
+    simhash_relopt_table[1] = int_option("pending_limit", offsetof(SimhashOptions, pending_limit));
     DefineCustomIntVariable("simhash.max_probes",
                             "Probes per scan above which a simhash index scan reads one table in full; -1 = automatic",
                             "Automatic: whichever of probing and reading table 0 is expected to take less time. Meant for testing and tuning.",

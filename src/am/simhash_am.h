@@ -35,9 +35,9 @@
 
 #include "core/hamming.h"
 
-extern "C" {
-#include "postgres.h"
+#include "compat.h"
 
+extern "C" {
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/reloptions.h"

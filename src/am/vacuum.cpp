@@ -42,7 +42,7 @@ void block_list_push(BlockList *list, BlockNumber blkno) {
 void read_chain(Relation index, BlockNumber blkno, uint16 flags, BlockList *pages, SimhashSorter *entries,
                 IndexBulkDeleteCallback callback, void *callback_state, double *removed) {
     while (blkno != InvalidBlockNumber) {
-        vacuum_delay_point();
+        vacuum_delay_point_compat();
         Buffer buffer;
         Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
         block_list_push(pages, blkno);
@@ -64,7 +64,7 @@ void read_chain(Relation index, BlockNumber blkno, uint16 flags, BlockList *page
 
 void free_pages(Relation index, const BlockList *pages) {
     for (Size i = 0; i < pages->n; ++i) {
-        vacuum_delay_point();
+        vacuum_delay_point_compat();
         Buffer buffer = ReadBuffer(index, pages->items[i]);
         LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
         GenericXLogState *state = GenericXLogStart(index);

@@ -201,7 +201,7 @@ SIMHASH_FUNCTION(simhash_index_check) {
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
     // The check reads every fingerprint and (without concurrently) holds writers off the table:
     // only the table's owner may do that. An index has its table's owner.
-    if (!pg_class_ownercheck(indexoid, GetUserId()))
+    if (!simhash_relation_ownercheck(indexoid, GetUserId()))
         aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
     // Without concurrently, ShareLock keeps the index from changing during the whole check. With
     // it, AccessShareLock (as a scan; also on a hot standby): the structure is read under the
