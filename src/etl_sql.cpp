@@ -390,7 +390,7 @@ void check_spilled_ids(const char *function_name, SpilledIds *ids, size_t memory
         Datum value;
         bool isnull, first = true;
         int64 previous = 0;
-        while (tuplesort_getdatum(sort, true, &value, &isnull, nullptr)) {
+        while (tuplesort_getdatum_compat(sort, true, &value, &isnull, nullptr)) {
             id = DatumGetInt64(value);
             if (!first && id == previous) repeated_id_error(function_name, id);
             previous = id;
