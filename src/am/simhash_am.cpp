@@ -279,10 +279,12 @@ void simhash_estimate_scan(const SimhashMetaData *meta, int radius, double rando
         kFetchUsSmall + (kFetchUsLarge - kFetchUsSmall) * Min(1.0, table0_bytes / kFetchLargeBytes);
     e->probe_us = e->probes * kProbeUs + e->candidates * kCandidateUs + e->fetches * fetch_us;
     e->probe_cost = e->probe_us * kCostPerUs * cpu_operator_cost + e->probe_pages * random_page_cost;
-    if (simhash_max_probes >= 0)
+    if (radius >= 64)
+        e->full_scan = true;  // every fingerprint matches: nothing to probe for
+    else if (simhash_max_probes >= 0)
         e->full_scan = e->probes > simhash_max_probes;
     else
-        e->full_scan = radius >= 64 || e->full_cost < e->probe_cost;
+        e->full_scan = e->full_cost < e->probe_cost;
 }
 
 void simhash_estimate_scan(Relation index, const SimhashMetaData *meta, int radius, SimhashScanEstimate *estimate) {
