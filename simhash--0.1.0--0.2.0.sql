@@ -113,3 +113,13 @@ COMMENT ON AGGREGATE simhash_agg(text) IS
     'SimHash of the features in a group, each of weight 1 (NULLs skipped; NULL when no row has a feature)';
 COMMENT ON AGGREGATE simhash_agg(text, double precision) IS
     'SimHash of the weighted features in a group (rows with a NULL feature or weight are skipped; NULL when no row has both; 22003 when a bit''s weight sum overflows)';
+
+-- simhash_index_info: what an index holds, its pages by kind.
+CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tables integer, OUT dirbits integer,
+                                   OUT entries bigint, OUT pending_entries bigint, OUT merging_entries bigint,
+                                   OUT total_pages bigint, OUT data_pages bigint, OUT ref_pages bigint,
+                                   OUT directory_pages bigint, OUT map_pages bigint, OUT pending_pages bigint,
+                                   OUT free_pages bigint) RETURNS record
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION simhash_index_info(regclass) IS
+    'What a simhash index holds: format version, tables, directory bits, entries in the sorted tables, pending and merging entries, and its pages by kind (free pages are deleted or new ones, reused by merges); table owner or pg_stat_scan_tables';

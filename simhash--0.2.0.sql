@@ -358,6 +358,15 @@ CREATE FUNCTION simhash_index_check(index regclass, concurrently boolean DEFAULT
 COMMENT ON FUNCTION simhash_index_check(regclass, boolean) IS
     'Verifies a simhash index (page IDs, sort order, directories, identical tables) and that every heap row is indexed; raises index_corrupted. Table owner only; blocks writes to the table (ShareLock) unless concurrently, which takes AccessShareLock, checks the rows of a snapshot and works on a hot standby';
 
+CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tables integer, OUT dirbits integer,
+                                   OUT entries bigint, OUT pending_entries bigint, OUT merging_entries bigint,
+                                   OUT total_pages bigint, OUT data_pages bigint, OUT ref_pages bigint,
+                                   OUT directory_pages bigint, OUT map_pages bigint, OUT pending_pages bigint,
+                                   OUT free_pages bigint) RETURNS record
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION simhash_index_info(regclass) IS
+    'What a simhash index holds: format version, tables, directory bits, entries in the sorted tables, pending and merging entries, and its pages by kind (free pages are deleted or new ones, reused by merges); table owner or pg_stat_scan_tables';
+
 --------------------------------------------------------------------------------------------------
 -- Batch deduplication (issue 4, ETL): all near-duplicate pairs of a query's rows, groups, and
 -- MinHash LSH pairs. Set-returning functions that read their input query through a cursor.

@@ -1,0 +1,76 @@
+// simhash_index_info(index regclass): what a simhash index holds and where its pages go, in the
+// spirit of GIN's gin_metapage_info and pgstatginindex: format version and geometry from the
+// metapage, entries in the sorted tables, the pending list and a list being merged, and a count of
+// the index's pages by kind (one pass over the page headers under AccessShareLock). Table owner, or
+// a member of pg_stat_scan_tables (as for pgstattuple).
+#include "am/simhash_am.h"
+#include "guard.h"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "catalog/index.h"
+#include "catalog/pg_authid.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+}
+
+SIMHASH_FUNCTION(simhash_index_info) {
+    const Oid indexoid = PG_GETARG_OID(0);
+    if (!OidIsValid(IndexGetRelation(indexoid, true)))
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+    if (!simhash_relation_ownercheck(indexoid, GetUserId()) && !has_privs_of_role(GetUserId(), ROLE_PG_STAT_SCAN_TABLES))
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("permission denied to inspect index %s", get_rel_name(indexoid)),
+                        errdetail("simhash_index_info needs ownership of the table or membership in pg_stat_scan_tables.")));
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "simhash_index_info: return type must be a row type");
+
+    Relation index = index_open(indexoid, AccessShareLock);
+    if (index->rd_indam->ambuild != simhash_ambuild)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+    SimhashMetaData meta;
+    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    memcpy(&meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(meta));
+    UnlockReleaseBuffer(meta_buffer);
+
+    // Pages by kind, from their special space.
+    int64 data_pages = 0, ref_pages = 0, directory_pages = 0, map_pages = 0, pending_pages = 0, free_pages = 0;
+    const BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+    for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
+        CHECK_FOR_INTERRUPTS();
+        Buffer buffer = ReadBuffer(index, blkno);
+        LockBuffer(buffer, BUFFER_LOCK_SHARE);
+        Page page = BufferGetPage(buffer);
+        const uint16 flags = PageIsNew(page) ? 0 : SimhashPageGetOpaque(page)->flags;
+        UnlockReleaseBuffer(buffer);
+        if (flags == 0 || (flags & SIMHASH_DELETED)) ++free_pages;
+        else if (flags & SIMHASH_DATA) ++data_pages;
+        else if (flags & SIMHASH_REF) ++ref_pages;
+        else if (flags & SIMHASH_DIR) ++directory_pages;
+        else if (flags & SIMHASH_MAP) ++map_pages;
+        else if (flags & SIMHASH_PENDING) ++pending_pages;
+    }
+    index_close(index, AccessShareLock);
+
+    Datum values[13];
+    bool nulls[13] = {false};
+    values[0] = Int32GetDatum(static_cast<int32>(meta.version));
+    values[1] = Int32GetDatum(meta.ntables);
+    values[2] = Int32GetDatum(meta.dirbits);
+    values[3] = Int64GetDatum(static_cast<int64>(meta.nentries));
+    values[4] = Int64GetDatum(static_cast<int64>(meta.npending));
+    values[5] = Int64GetDatum(static_cast<int64>(meta.nmerge));
+    values[6] = Int64GetDatum(static_cast<int64>(nblocks));
+    values[7] = Int64GetDatum(data_pages);
+    values[8] = Int64GetDatum(ref_pages);
+    values[9] = Int64GetDatum(directory_pages);
+    values[10] = Int64GetDatum(map_pages);
+    values[11] = Int64GetDatum(pending_pages);
+    values[12] = Int64GetDatum(free_pages);
+    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
