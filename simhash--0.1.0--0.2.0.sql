@@ -119,7 +119,7 @@ CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tabl
                                    OUT entries bigint, OUT pending_entries bigint, OUT merging_entries bigint,
                                    OUT total_pages bigint, OUT data_pages bigint, OUT ref_pages bigint,
                                    OUT directory_pages bigint, OUT map_pages bigint, OUT pending_pages bigint,
-                                   OUT free_pages bigint) RETURNS record
+                                   OUT free_pages bigint, OUT table_pages bigint) RETURNS record
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION simhash_index_info(regclass) IS
-    'What a simhash index holds: format version, tables, directory bits, entries in the sorted tables, pending and merging entries, and its pages by kind (free pages are deleted or new ones, reused by merges); table owner or pg_stat_scan_tables';
+    'What a simhash index holds: format version, tables, directory bits, entries in the sorted tables, pending and merging entries, its pages by kind (free pages are deleted or new ones, reused by merges), and the table pages the metapage reaches (data + ref + directory + map pages exceed it only while a crashed merge''s pages wait for VACUUM); table owner or pg_stat_scan_tables';

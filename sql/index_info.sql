@@ -5,7 +5,8 @@ INSERT INTO info_docs SELECT g, hashint8extended(g, 5) FROM generate_series(1, 5
 CREATE INDEX info_docs_fp ON info_docs USING simhash (fp);
 SELECT version, tables, entries, pending_entries, merging_entries, pending_pages, free_pages,
        data_pages > 0 AS has_data, ref_pages > 0 AS has_refs, directory_pages > 0 AS has_directories,
-       total_pages = 1 + data_pages + ref_pages + directory_pages + map_pages + pending_pages + free_pages AS pages_add_up
+       total_pages = 1 + data_pages + ref_pages + directory_pages + map_pages + pending_pages + free_pages AS pages_add_up,
+       table_pages = data_pages + ref_pages + directory_pages + map_pages AS all_reachable
 FROM simhash_index_info('info_docs_fp');
 
 INSERT INTO info_docs SELECT g, hashint8extended(g, 5) FROM generate_series(50001, 51000) g;
@@ -18,7 +19,8 @@ SELECT entries, pending_entries, pending_pages FROM simhash_index_info('info_doc
 DELETE FROM info_docs WHERE id <= 10000;
 VACUUM info_docs;  -- the merge drops dead entries; the old tables' pages become free for reuse
 SELECT entries, pending_entries, free_pages > 0 AS has_free_pages,
-       total_pages = 1 + data_pages + ref_pages + directory_pages + map_pages + pending_pages + free_pages AS pages_add_up
+       total_pages = 1 + data_pages + ref_pages + directory_pages + map_pages + pending_pages + free_pages AS pages_add_up,
+       table_pages = data_pages + ref_pages + directory_pages + map_pages AS all_reachable
 FROM simhash_index_info('info_docs_fp');
 
 SELECT simhash_index_info('info_docs'::regclass);

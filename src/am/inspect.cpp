@@ -1,7 +1,9 @@
 // simhash_index_info(index regclass): what a simhash index holds and where its pages go, in the
 // spirit of GIN's gin_metapage_info and pgstatginindex: format version and geometry from the
 // metapage, entries in the sorted tables, the pending list and a list being merged, and a count of
-// the index's pages by kind (one pass over the page headers under AccessShareLock). Table owner, or
+// the index's pages by kind (one pass over the page headers under AccessShareLock), and the table
+// pages the metapage accounts for (more data, ref, directory and map pages than that are pages a
+// crashed merge left for VACUUM to reclaim). Table owner, or
 // a member of pg_stat_scan_tables (as for pgstattuple).
 #include "am/simhash_am.h"
 #include "guard.h"
@@ -43,11 +45,7 @@ SIMHASH_FUNCTION(simhash_index_info) {
     const BlockNumber nblocks = RelationGetNumberOfBlocks(index);
     for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
         CHECK_FOR_INTERRUPTS();
-        Buffer buffer = ReadBuffer(index, blkno);
-        LockBuffer(buffer, BUFFER_LOCK_SHARE);
-        Page page = BufferGetPage(buffer);
-        const uint16 flags = PageIsNew(page) ? 0 : SimhashPageGetOpaque(page)->flags;
-        UnlockReleaseBuffer(buffer);
+        const uint16 flags = simhash_page_flags(index, blkno);
         if (flags == 0 || (flags & SIMHASH_DELETED)) ++free_pages;
         else if (flags & SIMHASH_DATA) ++data_pages;
         else if (flags & SIMHASH_REF) ++ref_pages;
@@ -57,8 +55,10 @@ SIMHASH_FUNCTION(simhash_index_info) {
     }
     index_close(index, AccessShareLock);
 
-    Datum values[13];
-    bool nulls[13] = {false};
+    int64 table_pages = meta.nmappages;
+    for (int t = 0; t < meta.ntables; ++t) table_pages += meta.tables[t].npages + meta.tables[t].ndirpages;
+    Datum values[14];
+    bool nulls[14] = {false};
     values[0] = Int32GetDatum(static_cast<int32>(meta.version));
     values[1] = Int32GetDatum(meta.ntables);
     values[2] = Int32GetDatum(meta.dirbits);
@@ -72,5 +72,6 @@ SIMHASH_FUNCTION(simhash_index_info) {
     values[10] = Int64GetDatum(map_pages);
     values[11] = Int64GetDatum(pending_pages);
     values[12] = Int64GetDatum(free_pages);
+    values[13] = Int64GetDatum(table_pages);
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

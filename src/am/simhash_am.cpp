@@ -48,6 +48,7 @@ char *simhash_ambuildphasename(int64 phasenum) {
 }  // namespace
 
 int simhash_max_probes = -1;
+int simhash_debug_merge_crash_step = 0;
 
 void simhash_am_init(void) {
     simhash_relopt_kind = add_reloption_kind();
@@ -63,6 +64,11 @@ void simhash_am_init(void) {
                             "Probes per scan above which a simhash index scan reads one table in full; -1 = automatic",
                             "Automatic: whichever of probing and reading table 0 is expected to take less time. Meant for testing and tuning.",
                             &simhash_max_probes, -1, -1, INT_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
+    DefineCustomIntVariable("simhash.debug_merge_crash_step",
+                            "Stops the server (PANIC) after this step of a simhash index merge; 0 = never",
+                            "For crash-recovery tests only: 1 detach, 2 collect, 3 write, 4 swap, 5 half freed.",
+                            &simhash_debug_merge_crash_step, 0, 0, 5, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
+                            nullptr, nullptr);
 }
 
 SIMHASH_FUNCTION(simhash_handler) {
@@ -218,6 +224,15 @@ Buffer simhash_new_buffer(Relation index, bool use_fsm) {
     LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
     if (need_lock) UnlockRelationForExtension(index, ExclusiveLock);
     return buffer;
+}
+
+uint16 simhash_page_flags(Relation index, BlockNumber blkno) {
+    Buffer buffer = ReadBuffer(index, blkno);
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    Page page = BufferGetPage(buffer);
+    const uint16 flags = PageIsNew(page) ? 0 : SimhashPageGetOpaque(page)->flags;
+    UnlockReleaseBuffer(buffer);
+    return flags;
 }
 
 Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags, Buffer *buffer) {

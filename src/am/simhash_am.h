@@ -172,6 +172,8 @@ SimhashMetaData *simhash_check_meta(Relation index, Page page);
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
 int simhash_choose_dirbits(int ntables, uint64 nentries);
 Buffer simhash_new_buffer(Relation index, bool use_fsm);
+// The flags of page `blkno` (0 for a new, never initialized page), read under a share lock.
+uint16 simhash_page_flags(Relation index, BlockNumber blkno);
 // Reads and locks (`mode`) page `blkno`, checking its page ID and that it has one of `flags`.
 Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags, Buffer *buffer);
 
@@ -233,6 +235,10 @@ void simhash_estimate_scan(const SimhashMetaData *meta, int radius, double rando
 // The same, with the page costs of the index's tablespace.
 void simhash_estimate_scan(Relation index, const SimhashMetaData *meta, int radius, SimhashScanEstimate *estimate);
 extern int simhash_max_probes;
+extern int simhash_debug_merge_crash_step;
+// Frees the pages a crashed merge left unreachable and returns deleted pages to the FSM; returns
+// the number of pages freed. Takes the merge lock.
+BlockNumber simhash_reclaim_unreachable_pages(Relation index);
 
 // AM callbacks
 extern "C" {

@@ -8,12 +8,14 @@
 //   4. under the metapage's exclusive lock, point the metapage at the new tables and drop the
 //      merge list: scans hold the metapage shared while reading, so none is still on old pages;
 //   5. mark the old pages deleted and give them to the FSM for reuse.
-// A crash between 3 and 4 leaves the new pages unreferenced (leaked until REINDEX) and the merge
-// list attached; the next merge appends the pending list to it and carries on.
+// A crash between 3 and 4 leaves the new pages unreferenced and the merge list attached (the next
+// merge appends the pending list to it and carries on); a crash between 4 and 5 leaves the old
+// pages unreferenced. VACUUM's cleanup (simhash_reclaim_unreachable_pages) frees both.
 #include "am/simhash_am.h"
 
 extern "C" {
 #include "access/genam.h"
+#include "access/xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/indexfsm.h"
@@ -79,7 +81,91 @@ void free_pages(Relation index, const BlockList *pages) {
     }
 }
 
+void mark_chain(Relation index, BlockNumber blkno, uint16 flags, bool *reachable, BlockNumber nblocks) {
+    while (blkno != InvalidBlockNumber && blkno < nblocks && !reachable[blkno]) {
+        vacuum_delay_point_compat();
+        Buffer buffer;
+        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
+        reachable[blkno] = true;
+        blkno = SimhashPageGetOpaque(page)->next;
+        UnlockReleaseBuffer(buffer);
+    }
+}
+
+// Marks the pending list and the list being merged, under the metapage's share lock (inserts
+// append to the pending list meanwhile).
+void mark_pending_lists(Relation index, bool *reachable, BlockNumber nblocks) {
+    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
+    mark_chain(index, meta->pending_head, SIMHASH_PENDING, reachable, nblocks);
+    mark_chain(index, meta->merge_head, SIMHASH_PENDING, reachable, nblocks);
+    UnlockReleaseBuffer(meta_buffer);
+}
+
+// Debugging aid for the crash tests: simhash.debug_merge_crash_step = N stops the server (PANIC)
+// right after step N of a merge (5: after freeing half of the old pages). The WAL written so far
+// is flushed first, as a large merge's would have been by then: otherwise recovery would simply
+// forget a small merge's pages.
+void crash_point(int step) {
+    if (simhash_debug_merge_crash_step != step) return;
+    XLogFlush(GetXLogInsertRecPtr());
+    elog(PANIC, "simhash: crashing after merge step %d (simhash.debug_merge_crash_step)", step);
+}
+
 }  // namespace
+
+BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
+    // With the merge lock held no merge writes or frees tables, so every data, ref, directory or
+    // map page the metapage does not reach was left by a merge that crashed (its new tables before
+    // the swap, or the old ones after it), and so is every pending page in neither pending list
+    // (a merge list detached by the swap). Deleted pages go back to the FSM, which is not
+    // WAL-logged and may have lost them. New pages are left alone: a concurrent insert may have
+    // just extended the relation with one.
+    LockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    memcpy(meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
+    UnlockReleaseBuffer(meta_buffer);
+    const BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+    bool *reachable = static_cast<bool *>(palloc0(Max(nblocks, 1)));
+    reachable[SIMHASH_METAPAGE_BLKNO] = true;
+    for (int t = 0; t < meta->ntables; ++t) {
+        mark_chain(index, meta->tables[t].first, t == 0 ? SIMHASH_DATA : SIMHASH_REF, reachable, nblocks);
+        for (uint32 i = 0; i < meta->tables[t].ndirpages; ++i)
+            if (meta->tables[t].dir[i] < nblocks) reachable[meta->tables[t].dir[i]] = true;
+    }
+    for (uint32 i = 0; i < meta->nmappages; ++i)
+        if (meta->map[i] < nblocks) reachable[meta->map[i]] = true;
+
+    BlockList *garbage = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
+    bool pending_candidates = false;
+    for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
+        if (reachable[blkno]) continue;
+        vacuum_delay_point_compat();
+        const uint16 flags = simhash_page_flags(index, blkno);
+        if (flags & SIMHASH_DELETED)
+            RecordFreeIndexPage(index, blkno);
+        else if (flags & (SIMHASH_DATA | SIMHASH_REF | SIMHASH_DIR | SIMHASH_MAP))
+            block_list_push(garbage, blkno);
+        else if (flags & SIMHASH_PENDING)
+            pending_candidates = true;
+    }
+    if (pending_candidates) {
+        // Pending pages reached now are in use; the others were detached by a swap and not freed.
+        mark_pending_lists(index, reachable, nblocks);
+        for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
+            if (reachable[blkno]) continue;
+            if (simhash_page_flags(index, blkno) & SIMHASH_PENDING) block_list_push(garbage, blkno);
+        }
+    }
+    free_pages(index, garbage);
+    if (garbage->n > 0) IndexFreeSpaceMapVacuum(index);
+    const BlockNumber reclaimed = static_cast<BlockNumber>(garbage->n);
+    UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+    return reclaimed;
+}
 
 void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callback_state, bool wait,
                    SimhashMergeResult *result) {
@@ -118,6 +204,7 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
     }
     memcpy(old, SimhashPageGetMeta(BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
     LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    crash_point(1);
 
     if (!callback && old->merge_head == InvalidBlockNumber) {  // nothing to merge, nothing to delete
         result->remaining = static_cast<double>(old->nentries);
@@ -137,6 +224,7 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
     read_chain(index, old->merge_head, SIMHASH_PENDING, pages, entries, callback, callback_state, &removed);
     result->removed = removed;
     result->remaining = static_cast<double>(simhash_sorter_count(entries));
+    crash_point(2);
 
     if (removed > 0 || old->merge_head != InvalidBlockNumber) {
         for (int t = 1; t < old->ntables; ++t)
@@ -149,6 +237,7 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
         SimhashMetaData *fresh = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
         memcpy(fresh, old, sizeof(SimhashMetaData));
         simhash_write_tables(index, entries, fresh, true, false);
+        crash_point(3);
 
         // 4. Swap.
         LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
@@ -163,8 +252,15 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
         meta->nmerge = 0;
         GenericXLogFinish(state);
         LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+        crash_point(4);
 
         // 5. Free the old pages.
+        if (simhash_debug_merge_crash_step == 5) {
+            BlockList half = *pages;
+            half.n /= 2;
+            free_pages(index, &half);
+            crash_point(5);
+        }
         free_pages(index, pages);
         result->freed = static_cast<BlockNumber>(pages->n);
         IndexFreeSpaceMapVacuum(index);
@@ -192,7 +288,7 @@ IndexBulkDeleteResult *simhash_amvacuumcleanup(IndexVacuumInfo *info, IndexBulkD
     if (!stats) stats = static_cast<IndexBulkDeleteResult *>(palloc0(sizeof(IndexBulkDeleteResult)));
     SimhashMergeResult result;
     simhash_merge(info->index, nullptr, nullptr, true, &result);  // fold in the pending list
-    stats->pages_deleted += result.freed;
+    stats->pages_deleted += result.freed + simhash_reclaim_unreachable_pages(info->index);
     stats->num_pages = RelationGetNumberOfBlocks(info->index);
     Buffer meta_buffer = ReadBuffer(info->index, SIMHASH_METAPAGE_BLKNO);
     LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
