@@ -1,16 +1,7 @@
 -- bench/ingest_bench.sh: :dedup_rows rows loaded in transactions of :batch_rows into the indexed
 -- table, without and then with simhash_dedup('fp', '3', 'skip'); prints both rates.
 CREATE TEMP TABLE ingest_rates (kind text, rows_per_s numeric);
-CREATE PROCEDURE pg_temp.ingest_load(first bigint, total bigint, batch bigint) LANGUAGE plpgsql AS $$
-DECLARE done bigint := 0;
-BEGIN
-    WHILE done < total LOOP
-        INSERT INTO ingest_docs SELECT first + g, hashint8extended(first + g, 11)
-        FROM generate_series(done + 1, LEAST(done + batch, total)) g;
-        done := done + batch;
-        COMMIT;
-    END LOOP;
-END $$;
+\ir ingest_procedure.sql
 SELECT clock_timestamp() AS t0 \gset
 CALL pg_temp.ingest_load(:base, :dedup_rows, :batch_rows);
 INSERT INTO ingest_rates SELECT 'plain', round(:dedup_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz));

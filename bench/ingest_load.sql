@@ -1,15 +1,6 @@
 -- bench/ingest_bench.sh: :insert_rows new rows in transactions of :batch_rows; prints rows/s, WAL
 -- bytes per row and index bytes per row after.
-CREATE PROCEDURE pg_temp.ingest_load(first bigint, total bigint, batch bigint) LANGUAGE plpgsql AS $$
-DECLARE done bigint := 0;
-BEGIN
-    WHILE done < total LOOP
-        INSERT INTO ingest_docs SELECT first + g, hashint8extended(first + g, 11)
-        FROM generate_series(done + 1, LEAST(done + batch, total)) g;
-        done := done + batch;
-        COMMIT;
-    END LOOP;
-END $$;
+\ir ingest_procedure.sql
 SELECT pg_current_wal_lsn() AS wal0, clock_timestamp() AS t0 \gset
 CALL pg_temp.ingest_load(:base, :insert_rows, :batch_rows);
 SELECT round(:insert_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)),

@@ -325,6 +325,18 @@ void read_input(CursorReader *reader, const char *query, Oid second_type,
     SPI_finish();
 }
 
+// Temporary files, created in the run's memory context so they outlive SPI's.
+BufFile *create_temp_file(MemoryContext context) {
+    MemoryContext old = MemoryContextSwitchTo(context);
+    BufFile *file = BufFileCreateTemp(false);
+    MemoryContextSwitchTo(old);
+    return file;
+}
+
+void rewind_temp_file(BufFile *file) {
+    if (BufFileSeek(file, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+}
+
 // Unique ids -----------------------------------------------------------------------------------
 
 void repeated_id_error(const char *function_name, int64 id) {
@@ -352,9 +364,7 @@ struct SpilledIds {
 
 void log_spilled_id(SpilledIds *ids, MemoryContext context, int64 id) {
     if (!ids->file) {
-        MemoryContext old = MemoryContextSwitchTo(context);
-        ids->file = BufFileCreateTemp(false);
-        MemoryContextSwitchTo(old);
+        ids->file = create_temp_file(context);
         ids->low = ids->high = id;
     }
     BufFileWrite(ids->file, &id, sizeof(id));
@@ -366,7 +376,7 @@ void log_spilled_id(SpilledIds *ids, MemoryContext context, int64 id) {
 // keys), else an external sort of the ids. Closes the log.
 void check_spilled_ids(const char *function_name, SpilledIds *ids, size_t memory) {
     if (!ids->file) return;
-    if (BufFileSeek(ids->file, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
+    rewind_temp_file(ids->file);
     const uint64 range = static_cast<uint64>(ids->high) - static_cast<uint64>(ids->low);
     int64 id;
     uint64 seen_rows = 0;
@@ -434,9 +444,7 @@ void add_fingerprint_row(void *context, int64 id, Datum value) {
         if (!reader->allow_spill) {
             input->counted_only = true;  // the caller refuses with the total count
         } else {
-            MemoryContext old = MemoryContextSwitchTo(reader->outer);
-            input->spill = BufFileCreateTemp(false);
-            MemoryContextSwitchTo(old);
+            input->spill = create_temp_file(reader->outer);
             BufFileWrite(input->spill, input->rows, sizeof(simhash::IdFingerprint) * input->n);
             for (size_t i = 0; i < input->n; ++i) log_spilled_id(&input->ids, reader->outer, input->rows[i].id);
         }
@@ -602,17 +610,6 @@ void check_partition_sizes(const PartitionSplit *split, const size_t *counts, si
                                        split->cut_by, n, split->rows_name, used),
                     errhint("Raise memory_limit to at least %s%s.", size_text(limit_for_partitions(split, largest)).text,
                             skewed ? split->skew_hint : "")));
-}
-
-BufFile *create_temp_file(MemoryContext context) {
-    MemoryContext old = MemoryContextSwitchTo(context);
-    BufFile *file = BufFileCreateTemp(false);
-    MemoryContextSwitchTo(old);
-    return file;
-}
-
-void rewind_temp_file(BufFile *file) {
-    if (BufFileSeek(file, 0, 0, SEEK_SET) != 0) elog(ERROR, "could not rewind a temporary file");
 }
 
 // Partitioned simhash run ----------------------------------------------------------------------

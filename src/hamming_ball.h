@@ -24,6 +24,9 @@ Datum make_hamming_ball_datum(int64 center, int32 radius);
 // <= radius). The planner's selectivity for a radius query.
 double hamming_ball_fraction(int32 radius);
 
+// k - 1 without overflow: `d < k` is `d <= hamming_radius_below_int4(k)`.
+inline int32 hamming_radius_below_int4(int32 k) { return k == PG_INT32_MIN ? k : k - 1; }
+
 // The int4 radius r for which, over distances 0..64, `d <= k` (below = false) or `d < k`
 // (below = true) holds exactly when `d <= r`, for a bigint radius k: clamped to -1..64.
 int32 hamming_radius_from_int8(int64 k, bool below);

@@ -53,8 +53,7 @@ SIMHASH_FUNCTION(simhash_hamming_within) {
 
 // hamming(a, b) < k is hamming_within(a, b, k - 1); saturates instead of overflowing.
 SIMHASH_FUNCTION(simhash_hamming_radius_below) {
-    const int32 k = PG_GETARG_INT32(0);
-    PG_RETURN_INT32(k == PG_INT32_MIN ? k : k - 1);
+    PG_RETURN_INT32(hamming_radius_below_int4(PG_GETARG_INT32(0)));
 }
 
 int32 hamming_radius_from_int8(int64 k, bool below) {

@@ -86,8 +86,7 @@ struct DedupEntry {
     int radius;
     int fp_attnum;
     int mark_attnum;  // 0 unless mark
-    bool has_key;     // the check query returns a 3rd column (mark value / key text)
-    int key_attnum;   // the key column, 0 when there is none
+    int key_attnum;   // the key column (the check query's 3rd column), 0 when there is none
     char *query;      // in TopMemoryContext
     SPIPlanPtr plan;  // saved
 };
@@ -170,7 +169,7 @@ bool may_see_columns(Relation rel, const int *attnums, int n) {
 }
 
 // Reads the trigger's arguments and (re)builds the check query of `entry`.
-void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid extension_namespace) {
+void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid trigger_function) {
     const int nargs = trigger->tgnargs;
     char **args = trigger->tgargs;
     if (nargs < 3)
@@ -229,7 +228,8 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid extens
     // hamming() and its <= (whose planner support turns the comparison into an index search), and
     // pg_catalog's tid <> and casts are named with their schemas. The ORDER BY uses the default
     // B-tree operator classes of int4, bool and tid, which only a superuser can create.
-    const char *ext = quote_identifier(get_namespace_name(extension_namespace));
+    // The trigger function's own schema is the extension's (it is not relocatable).
+    const char *ext = quote_identifier(get_namespace_name(get_func_namespace(trigger_function)));
     StringInfoData query;
     initStringInfo(&query);
     const char *fp = quote_identifier(args[0]);
@@ -256,7 +256,6 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid extens
     entry->radius = radius;
     entry->fp_attnum = fp_attnum;
     entry->mark_attnum = mark_attnum;
-    entry->has_key = key_column != nullptr;
     entry->key_attnum = key_attnum;
     if (entry->plan != nullptr && entry->query != nullptr && std::strcmp(entry->query, query.data) == 0) {
         entry->stale = false;
@@ -283,7 +282,7 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid extens
     pfree(query.data);
 }
 
-DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid extension_namespace) {
+DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
     if (dedup_entries == nullptr) {
         HASHCTL ctl;
         std::memset(&ctl, 0, sizeof(ctl));
@@ -300,7 +299,7 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid extension_namespace
         entry->query = nullptr;
         entry->plan = nullptr;
     }
-    if (entry->stale || entry->relid != RelationGetRelid(rel)) prepare_entry(entry, trigger, rel, extension_namespace);
+    if (entry->stale || entry->relid != RelationGetRelid(rel)) prepare_entry(entry, trigger, rel, trigger_function);
     return entry;
 }
 
@@ -331,8 +330,7 @@ SIMHASH_FUNCTION(simhash_dedup) {
     TupleDesc desc = RelationGetDescr(rel);
 
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "simhash_dedup: SPI_connect failed");
-    // This function's own schema is the extension's (it is not relocatable).
-    DedupEntry *entry = lookup_entry(trigdata->tg_trigger, rel, get_func_namespace(fcinfo->flinfo->fn_oid));
+    DedupEntry *entry = lookup_entry(trigdata->tg_trigger, rel, fcinfo->flinfo->fn_oid);
     const DedupAction action = entry->action;
     const int radius = entry->radius;
     const int mark_attnum = entry->mark_attnum;
@@ -398,11 +396,10 @@ SIMHASH_FUNCTION(simhash_dedup) {
     const int distance = simhash::hamming_distance(static_cast<uint64_t>(fp), static_cast<uint64_t>(found_fp));
 
     // The stored row's values (fingerprint, key, ctid, distance) appear in messages only to a user
-    // who may read them; the loader's own fingerprint always does.
+    // who may read them; the loader's own fingerprint always does. Asked only when raising.
     const int shown[2] = {entry->fp_attnum, entry->key_attnum};
-    const bool show_stored = may_see_columns(rel, shown, 2);
-
-    if (serialization_failure)
+    if (serialization_failure) {
+        const bool show_stored = may_see_columns(rel, shown, 2);
         ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
                         errmsg("could not serialize access due to a concurrent insert of a near-duplicate"),
                         show_stored ? errdetail("Fingerprint %lld is within %d bits of fingerprint %lld (row %s), committed "
@@ -413,14 +410,16 @@ SIMHASH_FUNCTION(simhash_dedup) {
                                                 "transaction's snapshot was taken.",
                                                 static_cast<long long>(fp), radius),
                         errhint("Retry the transaction, or load in READ COMMITTED.")));
+    }
 
     switch (action) {
         case kSkip:
             SPI_finish();
             return PointerGetDatum(nullptr);
         case kError: {
+            const bool show_stored = may_see_columns(rel, shown, 2);
             char *key = nullptr;
-            if (entry->has_key && show_stored) key = SPI_getvalue(found, found_desc, 3);
+            if (entry->key_attnum != 0 && show_stored) key = SPI_getvalue(found, found_desc, 3);
             ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION),
                             errmsg("near-duplicate fingerprint violates simhash_dedup trigger \"%s\" on \"%s\"",
                                    trigdata->tg_trigger->tgname, RelationGetRelationName(rel)),

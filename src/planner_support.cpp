@@ -54,7 +54,7 @@ Node *int4_radius(Node *radius, bool below, Oid namespace_oid) {
                 case INT8OID: value = hamming_radius_from_int8(DatumGetInt64(c->constvalue), below); break;
                 default: return nullptr;
             }
-            if (below && (base == INT2OID || base == INT4OID)) value = value == PG_INT32_MIN ? value : value - 1;
+            if (below && (base == INT2OID || base == INT4OID)) value = hamming_radius_below_int4(value);
         }
         return reinterpret_cast<Node *>(makeConst(INT4OID, -1, InvalidOid, sizeof(int32), Int32GetDatum(value),
                                                   c->constisnull, true));

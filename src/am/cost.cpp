@@ -61,10 +61,7 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
 
     SimhashMetaData meta;
     Relation rel = index_open(index->indexoid, AccessShareLock);
-    Buffer buffer = ReadBuffer(rel, SIMHASH_METAPAGE_BLKNO);
-    LockBuffer(buffer, BUFFER_LOCK_SHARE);
-    memcpy(&meta, simhash_check_meta(rel, BufferGetPage(buffer)), sizeof(meta));
-    UnlockReleaseBuffer(buffer);
+    simhash_read_meta(rel, &meta);
     index_close(rel, AccessShareLock);
 
     const int radius = qual_radius(path);
@@ -79,15 +76,9 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
     if (radius >= 0 && meta.tables[0].first != InvalidBlockNumber) {
         SimhashScanEstimate estimate;
         simhash_estimate_scan(&meta, radius, random_page_cost, seq_page_cost, &estimate);
-        const double table_pages = estimate.full_scan ? estimate.full_pages : estimate.probe_pages;
-        pages += table_pages;
-        if (estimate.full_scan) {
-            io += estimate.full_pages * seq_page_cost;
-            scan_cpu = estimate.full_cost - estimate.full_pages * seq_page_cost;
-        } else {
-            io += estimate.probe_pages * random_page_cost;
-            scan_cpu = estimate.probe_cost - estimate.probe_pages * random_page_cost;
-        }
+        pages += estimate.pages;
+        io += estimate.io_cost;
+        scan_cpu = estimate.cpu_cost;
     }
     pages = Min(pages, static_cast<double>(Max(index->pages, 1)));
     if (loop_count > 1) {  // repeated scans find pages cached, as for the built-in indexes

@@ -35,10 +35,7 @@ SIMHASH_FUNCTION(simhash_index_info) {
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
     SimhashMetaData meta;
-    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
-    memcpy(&meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(meta));
-    UnlockReleaseBuffer(meta_buffer);
+    simhash_read_meta(index, &meta);
 
     // Pages by kind, from their special space.
     int64 data_pages = 0, ref_pages = 0, directory_pages = 0, map_pages = 0, pending_pages = 0, free_pages = 0;
@@ -55,8 +52,6 @@ SIMHASH_FUNCTION(simhash_index_info) {
     }
     index_close(index, AccessShareLock);
 
-    int64 table_pages = meta.nmappages;
-    for (int t = 0; t < meta.ntables; ++t) table_pages += meta.tables[t].npages + meta.tables[t].ndirpages;
     Datum values[14];
     bool nulls[14] = {false};
     values[0] = Int32GetDatum(static_cast<int32>(meta.version));
@@ -72,6 +67,6 @@ SIMHASH_FUNCTION(simhash_index_info) {
     values[10] = Int64GetDatum(map_pages);
     values[11] = Int64GetDatum(pending_pages);
     values[12] = Int64GetDatum(free_pages);
-    values[13] = Int64GetDatum(table_pages);
+    values[13] = Int64GetDatum(static_cast<int64>(simhash_table_pages(&meta)));
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

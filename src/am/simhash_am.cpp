@@ -226,6 +226,19 @@ Buffer simhash_new_buffer(Relation index, bool use_fsm) {
     return buffer;
 }
 
+void simhash_read_meta(Relation index, SimhashMetaData *meta) {
+    Buffer buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    memcpy(meta, simhash_check_meta(index, BufferGetPage(buffer)), sizeof(SimhashMetaData));
+    UnlockReleaseBuffer(buffer);
+}
+
+uint64 simhash_table_pages(const SimhashMetaData *meta) {
+    uint64 pages = meta->nmappages;
+    for (int t = 0; t < meta->ntables; ++t) pages += meta->tables[t].npages + meta->tables[t].ndirpages;
+    return pages;
+}
+
 uint16 simhash_page_flags(Relation index, BlockNumber blkno) {
     Buffer buffer = ReadBuffer(index, blkno);
     LockBuffer(buffer, BUFFER_LOCK_SHARE);
@@ -265,41 +278,46 @@ constexpr double kCostPerUs = 33.0;
 
 void simhash_estimate_scan(const SimhashMetaData *meta, int radius, double random_page_cost, double seq_page_cost,
                            SimhashScanEstimate *e) {
-    memset(e, 0, sizeof(*e));
-    const double n = static_cast<double>(meta->nentries);
-    e->full_pages = static_cast<double>(meta->tables[0].npages);
-    e->full_us = e->full_pages * kFullScanPageUs;
-    e->full_cost = e->full_us * kCostPerUs * cpu_operator_cost + e->full_pages * seq_page_cost;
-    if (radius < 0) return;  // an empty ball: nothing to read
-    SimhashGeometry g;
-    simhash_geometry(meta->ntables, meta->dirbits, &g);
-    const int rb = Min(radius, 64) / meta->ntables;
-    for (int t = 0; t < meta->ntables; ++t) {
-        const double count = simhash_probe_count(g.len[t], rb);
-        const double per_probe = n / ldexp(1.0, g.len[t]);  // entries sharing one block value
-        const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
-        e->probes += count;
-        e->candidates += count * per_probe;
-        e->probe_pages += 1.0 + count * (1.0 + per_probe / per_page);
-        if (t > 0) {  // refs whose 32 stored bits pass fetch their entry from table 0
-            const int rest = 32 - g.len[t];
-            e->fetches += count * per_probe * simhash_probe_count(rest, radius) / ldexp(1.0, rest);
+    const double full_pages = static_cast<double>(meta->tables[0].npages);
+    const double full_us = full_pages * kFullScanPageUs;
+    const double full_io = full_pages * seq_page_cost;
+    double probes = 0, candidates = 0, fetches = 0, probe_pages = 0;
+    if (radius >= 0) {  // a negative radius is an empty ball: nothing to probe
+        const double n = static_cast<double>(meta->nentries);
+        SimhashGeometry g;
+        simhash_geometry(meta->ntables, meta->dirbits, &g);
+        const int rb = Min(radius, 64) / meta->ntables;
+        for (int t = 0; t < meta->ntables; ++t) {
+            const double count = simhash_probe_count(g.len[t], rb);
+            const double per_probe = n / ldexp(1.0, g.len[t]);  // entries sharing one block value
+            const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
+            probes += count;
+            candidates += count * per_probe;
+            probe_pages += 1.0 + count * (1.0 + per_probe / per_page);
+            if (t > 0) {  // refs whose 32 stored bits pass fetch their entry from table 0
+                const int rest = 32 - g.len[t];
+                fetches += count * per_probe * simhash_probe_count(rest, radius) / ldexp(1.0, rest);
+            }
         }
+        // Fetches land on random pages of table 0 (through the map pages): the distinct pages they touch.
+        const double table0_pages = Max(1.0, full_pages);
+        probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + meta->nmappages;
     }
-    // Fetches land on random pages of table 0 (through the map pages): the distinct pages they touch.
-    const double table0_pages = Max(1.0, e->full_pages);
-    e->probe_pages += table0_pages * (1.0 - exp(-e->fetches / table0_pages)) + meta->nmappages;
-    const double table0_bytes = table0_pages * BLCKSZ;
     const double fetch_us =
-        kFetchUsSmall + (kFetchUsLarge - kFetchUsSmall) * Min(1.0, table0_bytes / kFetchLargeBytes);
-    e->probe_us = e->probes * kProbeUs + e->candidates * kCandidateUs + e->fetches * fetch_us;
-    e->probe_cost = e->probe_us * kCostPerUs * cpu_operator_cost + e->probe_pages * random_page_cost;
+        kFetchUsSmall + (kFetchUsLarge - kFetchUsSmall) * Min(1.0, full_pages * BLCKSZ / kFetchLargeBytes);
+    const double probe_us = probes * kProbeUs + candidates * kCandidateUs + fetches * fetch_us;
+    const double probe_io = probe_pages * random_page_cost;
+    const double us_cost = kCostPerUs * cpu_operator_cost;
     if (radius >= 64)
         e->full_scan = true;  // every fingerprint matches: nothing to probe for
     else if (simhash_max_probes >= 0)
-        e->full_scan = e->probes > simhash_max_probes;
+        e->full_scan = probes > simhash_max_probes;
     else
-        e->full_scan = e->full_cost < e->probe_cost;
+        e->full_scan = full_us * us_cost + full_io < probe_us * us_cost + probe_io;
+    e->probes = probes;
+    e->pages = e->full_scan ? full_pages : probe_pages;
+    e->io_cost = e->full_scan ? full_io : probe_io;
+    e->cpu_cost = (e->full_scan ? full_us : probe_us) * us_cost;
 }
 
 void simhash_estimate_scan(Relation index, const SimhashMetaData *meta, int radius, SimhashScanEstimate *estimate) {

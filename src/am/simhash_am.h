@@ -169,6 +169,10 @@ void simhash_init_page(Page page, uint16 flags);
 void simhash_fill_metapage(Page page, int ntables);
 void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 expected_flags);
 SimhashMetaData *simhash_check_meta(Relation index, Page page);
+// Copies the (checked) metapage into *meta under a share lock, released on return.
+void simhash_read_meta(Relation index, SimhashMetaData *meta);
+// Pages of the sorted tables the metapage reaches: data, ref, directory and map pages.
+uint64 simhash_table_pages(const SimhashMetaData *meta);
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
 int simhash_choose_dirbits(int ntables, uint64 nentries);
 Buffer simhash_new_buffer(Relation index, bool use_fsm);
@@ -214,19 +218,14 @@ void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callb
 double simhash_probe_count(int len, int radius);
 // The expected work of one scan of `radius` over the sorted tables, by both strategies: probing
 // every block value within floor(radius / m) bits in each table, or reading table 0 in full.
-// The scan runs the one with the smaller expected time; the planner's cost is that time, so the
-// two never disagree and the cost never falls as the radius grows.
+// The scan runs the cheaper one and the planner is given the cost of that one, so the two never
+// disagree and the cost never falls as the radius grows (both strategies' costs grow with it).
 struct SimhashScanEstimate {
-    double probes;       // block values probed, all tables
-    double candidates;   // entries and refs sharing a probed block value
-    double fetches;      // refs of tables 1..m-1 passing their 32-bit filter (random reads of table 0)
-    double probe_pages;  // distinct pages the probes touch
-    double probe_us;     // expected time of probing (microseconds, index pages in memory)
-    double full_pages;   // pages of table 0
-    double full_us;      // expected time of reading table 0
-    double probe_cost;   // planner cost units: the time as CPU cost plus the pages at page cost
-    double full_cost;
-    bool full_scan;      // the strategy the scan will use: the cheaper one
+    bool full_scan;   // the strategy the scan will use
+    double probes;    // block values probed, all tables
+    double pages;     // pages the chosen strategy reads
+    double io_cost;   // planner cost of those pages
+    double cpu_cost;  // planner cost of the chosen strategy's work, from its expected time
 };
 // random_page_cost and seq_page_cost are the index tablespace's: probes read pages at random,
 // table 0 is read in chain order.

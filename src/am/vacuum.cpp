@@ -18,6 +18,7 @@ extern "C" {
 #include "access/xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+#include "storage/freespace.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
@@ -103,6 +104,18 @@ void mark_pending_lists(Relation index, bool *reachable, BlockNumber nblocks) {
     UnlockReleaseBuffer(meta_buffer);
 }
 
+// Whether some page is neither reached by the metapage nor free in the FSM, as after a merge that
+// crashed (or an FSM that lost deleted pages): only then is the index walked page by page. Reads
+// the FSM only. Pages inserts add to the pending list meanwhile only make the answer yes.
+bool pages_unaccounted_for(Relation index, const SimhashMetaData *meta, BlockNumber nblocks) {
+    if (meta->merge_head != InvalidBlockNumber) return true;  // a merge list left attached
+    BlockNumber free_pages = 0;
+    for (BlockNumber blkno = 1; blkno < nblocks; ++blkno)
+        if (GetRecordedFreeSpace(index, blkno) > 0) ++free_pages;
+    const uint64 in_use = 1 + simhash_table_pages(meta) + meta->npending_pages;  // with the metapage
+    return static_cast<uint64>(nblocks) - free_pages > in_use;
+}
+
 // Debugging aid for the crash tests: simhash.debug_merge_crash_step = N stops the server (PANIC)
 // right after step N of a merge (5: after freeing half of the old pages). The WAL written so far
 // is flushed first, as a large merge's would have been by then: otherwise recovery would simply
@@ -124,11 +137,12 @@ BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
     // just extended the relation with one.
     LockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
-    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
-    memcpy(meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
-    UnlockReleaseBuffer(meta_buffer);
+    simhash_read_meta(index, meta);
     const BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+    if (!pages_unaccounted_for(index, meta, nblocks)) {
+        UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+        return 0;
+    }
     bool *reachable = static_cast<bool *>(palloc0(Max(nblocks, 1)));
     reachable[SIMHASH_METAPAGE_BLKNO] = true;
     for (int t = 0; t < meta->ntables; ++t) {
