@@ -115,11 +115,42 @@ COMMENT ON AGGREGATE simhash_agg(text, double precision) IS
     'SimHash of the weighted features in a group (rows with a NULL feature or weight are skipped; NULL when no row has both; 22003 when a bit''s weight sum overflows)';
 
 -- simhash_index_info: what an index holds, its pages by kind.
-CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tables integer, OUT dirbits integer,
-                                   OUT entries bigint, OUT pending_entries bigint, OUT merging_entries bigint,
-                                   OUT total_pages bigint, OUT data_pages bigint, OUT ref_pages bigint,
-                                   OUT directory_pages bigint, OUT map_pages bigint, OUT pending_pages bigint,
-                                   OUT free_pages bigint, OUT table_pages bigint) RETURNS record
+CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tables integer, OUT runs integer,
+                                   OUT entries bigint, OUT dead_entries bigint, OUT pending_entries bigint,
+                                   OUT merging_entries bigint, OUT merges bigint, OUT last_merge timestamptz,
+                                   OUT total_pages bigint, OUT run_pages bigint, OUT pending_pages bigint,
+                                   OUT retired_pages bigint, OUT free_pages bigint, OUT unaccounted_pages bigint)
+    RETURNS record
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION simhash_index_info(regclass) IS
-    'What a simhash index holds: format version, tables, directory bits, entries in the sorted tables, pending and merging entries, its pages by kind (free pages are deleted or new ones, reused by merges), and the table pages the metapage reaches (data + ref + directory + map pages exceed it only while a crashed merge''s pages wait for VACUUM); table owner or pg_stat_scan_tables';
+    'What a simhash index holds: format version, tables option, sorted runs, live and dead (awaiting rewrite) entries in them, pending and merging entries, merges since the build and the last one''s time, and its pages: in runs, in the pending lists, retired by merges (recycled once no snapshot can read them), free (reused by merges), and unaccounted (left by a crashed merge until VACUUM); table owner or pg_stat_scan_tables';
+
+CREATE FUNCTION simhash_index_runs(index regclass, OUT run integer, OUT entries bigint, OUT dead_entries bigint,
+                                   OUT pages bigint, OUT bytes_per_entry double precision, OUT tables integer,
+                                   OUT dirbits integer, OUT header_block bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED ROWS 16;
+COMMENT ON FUNCTION simhash_index_runs(regclass) IS
+    'The sorted runs of a simhash index, largest first: live and dead entries, pages, bytes per entry, tables and directory bits of each; table owner or pg_stat_scan_tables';
+
+-- The index's on-disk format changed (version 4: log-structured runs): indexes built by 0.1.0 are
+-- refused with a hint until they are rebuilt. simhash_index_info reports their format version.
+DO $$
+DECLARE
+    idx pg_catalog.regclass;
+    names text;
+BEGIN
+    FOR idx IN SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam
+                WHERE a.amname OPERATOR(pg_catalog.=) 'simhash' AND c.relkind OPERATOR(pg_catalog.=) 'i'
+                ORDER BY 1
+    LOOP
+        IF (SELECT i.version FROM @extschema@.simhash_index_info(idx) i) OPERATOR(pg_catalog.<>) 4 THEN
+            names := pg_catalog.concat_ws(', ', names, idx::pg_catalog.text);
+        END IF;
+    END LOOP;
+    IF names IS NOT NULL THEN
+        RAISE WARNING 'simhash 0.2.0 stores indexes in a new on-disk format; REINDEX these indexes: %', names
+            USING HINT = 'REINDEX INDEX CONCURRENTLY name; rebuilds one while writers go on. Until then, queries and writes that use them fail with this hint.';
+    END IF;
+END
+$$;

@@ -358,14 +358,23 @@ CREATE FUNCTION simhash_index_check(index regclass, concurrently boolean DEFAULT
 COMMENT ON FUNCTION simhash_index_check(regclass, boolean) IS
     'Verifies a simhash index (page IDs, sort order, directories, identical tables) and that every heap row is indexed; raises index_corrupted. Table owner only; blocks writes to the table (ShareLock) unless concurrently, which takes AccessShareLock, checks the rows of a snapshot and works on a hot standby';
 
-CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tables integer, OUT dirbits integer,
-                                   OUT entries bigint, OUT pending_entries bigint, OUT merging_entries bigint,
-                                   OUT total_pages bigint, OUT data_pages bigint, OUT ref_pages bigint,
-                                   OUT directory_pages bigint, OUT map_pages bigint, OUT pending_pages bigint,
-                                   OUT free_pages bigint, OUT table_pages bigint) RETURNS record
+CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tables integer, OUT runs integer,
+                                   OUT entries bigint, OUT dead_entries bigint, OUT pending_entries bigint,
+                                   OUT merging_entries bigint, OUT merges bigint, OUT last_merge timestamptz,
+                                   OUT total_pages bigint, OUT run_pages bigint, OUT pending_pages bigint,
+                                   OUT retired_pages bigint, OUT free_pages bigint, OUT unaccounted_pages bigint)
+    RETURNS record
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION simhash_index_info(regclass) IS
-    'What a simhash index holds: format version, tables, directory bits, entries in the sorted tables, pending and merging entries, its pages by kind (free pages are deleted or new ones, reused by merges), and the table pages the metapage reaches (data + ref + directory + map pages exceed it only while a crashed merge''s pages wait for VACUUM); table owner or pg_stat_scan_tables';
+    'What a simhash index holds: format version, tables option, sorted runs, live and dead (awaiting rewrite) entries in them, pending and merging entries, merges since the build and the last one''s time, and its pages: in runs, in the pending lists, retired by merges (recycled once no snapshot can read them), free (reused by merges), and unaccounted (left by a crashed merge until VACUUM); table owner or pg_stat_scan_tables';
+
+CREATE FUNCTION simhash_index_runs(index regclass, OUT run integer, OUT entries bigint, OUT dead_entries bigint,
+                                   OUT pages bigint, OUT bytes_per_entry double precision, OUT tables integer,
+                                   OUT dirbits integer, OUT header_block bigint)
+    RETURNS SETOF record
+    AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED ROWS 16;
+COMMENT ON FUNCTION simhash_index_runs(regclass) IS
+    'The sorted runs of a simhash index, largest first: live and dead entries, pages, bytes per entry, tables and directory bits of each; table owner or pg_stat_scan_tables';
 
 --------------------------------------------------------------------------------------------------
 -- Batch deduplication (issue 4, ETL): all near-duplicate pairs of a query's rows, groups, and

@@ -56,6 +56,7 @@ struct PageWriter {
     BlockNumber blkno;        // the current page
     BlockNumber next_blkno;   // build: next page number
     int nbatch;               // build: pages waiting in batch
+    uint32 npages;            // pages started
     BlockNumber batch_blknos[kBatchPages];
     PGAlignedBlock image;
     PGAlignedBlock batch[kBatchPages];
@@ -104,6 +105,7 @@ BlockNumber writer_start(PageWriter *w, uint16 flags, bool chain) {
         blkno = w->next_blkno++;
     }
     writer_flush(w, chain ? blkno : InvalidBlockNumber);
+    w->npages++;
     w->buffer = buffer;
     w->blkno = blkno;
     simhash_init_page(w->image.data, flags);
@@ -294,7 +296,10 @@ void table_begin(TableWriter *tw, PageWriter *w, const SimhashGeometry *g, int t
 void table_close_page(TableWriter *tw) {
     if (!tw->slots) return;
     SimhashPageGetOpaque(tw->w->image.data)->nentries = static_cast<uint16>(tw->used);
-    set_lower(tw->w->image.data, tw->used * tw->item_size);
+    if (tw->t == 0)  // fingerprints, then the TIDs at their fixed offset
+        set_lower(tw->w->image.data, SIMHASH_ENTRIES_PER_PAGE * sizeof(int64) + tw->used * sizeof(ItemPointerData));
+    else
+        set_lower(tw->w->image.data, tw->used * tw->item_size);
 }
 
 void table_add(TableWriter *tw, const void *item, uint32 block) {
@@ -307,7 +312,13 @@ void table_add(TableWriter *tw, const void *item, uint32 block) {
         tw->slots = PageGetContents(tw->w->image.data);
         tw->used = 0;
     }
-    memcpy(tw->slots + tw->used * tw->item_size, item, tw->item_size);
+    if (tw->t == 0) {
+        const SimhashEntry *entry = static_cast<const SimhashEntry *>(item);
+        SimhashPageGetFps(tw->w->image.data)[tw->used] = entry->fp;
+        SimhashPageGetTids(tw->w->image.data)[tw->used] = entry->tid;
+    } else {
+        memcpy(tw->slots + tw->used * tw->item_size, item, tw->item_size);
+    }
     tw->used++;
     tw->written++;
     const Size prefix = simhash_prefix(block, tw->g, tw->t);
@@ -338,23 +349,18 @@ void table_finish(TableWriter *tw, Size nprefixes) {
 
 }  // namespace
 
-void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *meta, bool logged, bool progress) {
-    const int ntables = meta->ntables;
+void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, SimhashRunSlot *slot) {
+    const int ntables = s->ntables;
     const Size n = s->n;
-    Assert(ntables == s->ntables);
-    for (int t = 0; t < SIMHASH_MAX_TABLES; ++t) {
-        meta->tables[t].first = InvalidBlockNumber;
-        meta->tables[t].npages = 0;
-        meta->tables[t].ndirpages = 0;
-    }
+    Assert(n > 0);
+    SimhashRunData *meta = static_cast<SimhashRunData *>(palloc0(sizeof(SimhashRunData)));
+    for (int t = 0; t < SIMHASH_MAX_TABLES; ++t) meta->tables[t].first = InvalidBlockNumber;
     meta->nentries = n;
-    meta->dirbits = 0;
-    meta->nmappages = 0;
-    if (n == 0) return;
+    meta->ntables = static_cast<uint16>(ntables);
     const Size table0_pages = (n + SIMHASH_ENTRIES_PER_PAGE - 1) / SIMHASH_ENTRIES_PER_PAGE;
     if (n > PG_UINT32_MAX || table0_pages > static_cast<Size>(SIMHASH_MAX_MAP_PAGES) * SIMHASH_DIR_PER_PAGE)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("simhash index \"%s\" cannot hold %zu entries", RelationGetRelationName(index), n)));
+                        errmsg("simhash index \"%s\" cannot hold %zu entries in one run", RelationGetRelationName(index), n)));
 
     SimhashGeometry g;
     simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &g);
@@ -371,6 +377,7 @@ void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *met
     w->blkno = InvalidBlockNumber;
     w->next_blkno = logged ? InvalidBlockNumber : smgrnblocks(RelationGetSmgr(index), MAIN_FORKNUM);
     w->nbatch = 0;
+    w->npages = 0;
     TableWriter tw;
     if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, static_cast<int64>(n) * ntables);
 
@@ -454,6 +461,20 @@ void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *met
         }
         if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>((t + 1) * n));
     }
+    // The header last: a merge publishes the run by naming it in the metapage.
+    const BlockNumber header = writer_start(w, SIMHASH_RUN, false);
+    memcpy(SimhashPageGetRun(w->image.data), meta, sizeof(SimhashRunData));
+    set_lower(w->image.data, sizeof(SimhashRunData));
+    writer_flush(w, InvalidBlockNumber);
+    if (!logged) writer_write_batch(w);
+    slot->header = header;
+    slot->npages = w->npages;
+    slot->nentries = n;
+    slot->ndead = 0;
+    slot->table0_pages = meta->tables[0].npages;
+    slot->ntables = meta->ntables;
+    slot->dirbits = meta->dirbits;
+    pfree(meta);
     pfree(w);
     pfree(dir);
     pfree(buckets);
@@ -481,11 +502,15 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
     SimhashSorter *entries = simhash_sorter_begin(simhash_ntables(index), maintenance_work_mem, heap->rd_rel->reltuples);
     const double reltuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback, entries, nullptr);
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
-    // The metapage goes first (as a placeholder), the tables after it, the final metapage last.
+    // The metapage goes first (as a placeholder), the run after it, the final metapage last.
     PGAlignedBlock *meta_image = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
     simhash_fill_metapage(meta_image->data, simhash_ntables(index));
     smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
-    simhash_write_tables(index, entries, SimhashPageGetMeta(meta_image->data), false, true);
+    if (simhash_sorter_count(entries) > 0) {
+        SimhashMetaData *meta = SimhashPageGetMeta(meta_image->data);
+        simhash_write_run(index, entries, false, true, &meta->runs[0]);
+        meta->nruns = 1;
+    }
     if (RelationNeedsWAL(index))
         log_newpage(SIMHASH_RELATION_FILE(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
     PageSetChecksumInplace(meta_image->data, SIMHASH_METAPAGE_BLKNO);

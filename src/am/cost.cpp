@@ -1,8 +1,8 @@
-// amcostestimate: the pending lists (read in full by every scan) plus the sorted tables' cost from
+// amcostestimate: the pending lists (read in full by every scan) plus every run's cost from
 // simhash_estimate_scan, the estimate the scan itself uses to choose between probing and reading
-// table 0, so the planner prices the strategy that will run, and the cost never decreases as the
-// radius grows (both strategies' costs are non-decreasing in it). The selectivity comes from the
-// operator's restriction estimator.
+// the run's table 0, so the planner prices the strategy that will run, and the cost never
+// decreases as the radius grows (both strategies' costs are non-decreasing in it). The
+// selectivity comes from the operator's restriction estimator.
 #include <cmath>
 
 #include "am/simhash_am.h"
@@ -67,18 +67,20 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
     const int radius = qual_radius(path);
     const double pending = static_cast<double>(meta.npending + meta.nmerge);
     // The pending lists are read in full by every scan: pages in chain order, every entry checked.
-    double pages = 1.0 + meta.npending_pages + pending / SIMHASH_ENTRIES_PER_PAGE;  // metapage, pending lists
-    double tuples = pending;
+    double pages = 1.0 + meta.npending_pages + meta.nmerge_pages;  // with the metapage
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->reltablespace, &random_page_cost, &seq_page_cost);
     double io = pages * seq_page_cost;
-    double scan_cpu = 0;  // the sorted tables' work, from the same estimate that picks the strategy
-    if (radius >= 0 && meta.tables[0].first != InvalidBlockNumber) {
-        SimhashScanEstimate estimate;
-        simhash_estimate_scan(&meta, radius, random_page_cost, seq_page_cost, &estimate);
-        pages += estimate.pages;
-        io += estimate.io_cost;
-        scan_cpu = estimate.cpu_cost;
+    const double tuples = pending;
+    double scan_cpu = 0;  // the runs' work, from the estimate that picks each run's strategy
+    if (radius >= 0) {
+        for (uint32 i = 0; i < meta.nruns; ++i) {
+            SimhashScanEstimate estimate;
+            simhash_estimate_scan(&meta.runs[i], radius, random_page_cost, seq_page_cost, &estimate);
+            pages += estimate.pages + 1;  // and the run's header
+            io += estimate.io_cost + random_page_cost;
+            scan_cpu += estimate.cpu_cost;
+        }
     }
     pages = Min(pages, static_cast<double>(Max(index->pages, 1)));
     if (loop_count > 1) {  // repeated scans find pages cached, as for the built-in indexes

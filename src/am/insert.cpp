@@ -1,5 +1,5 @@
 // aminsert: append to the unsorted pending list (Generic WAL: metapage, tail page, new page), and
-// merge the list into the sorted tables once it exceeds pending_limit.
+// write the list out as a new run once it exceeds pending_limit.
 #include "am/simhash_am.h"
 
 extern "C" {
@@ -38,13 +38,7 @@ bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer h
         meta->pending_tail = blkno;
         meta->npending_pages++;
     }
-    SimhashPageOpaque *opaque = SimhashPageGetOpaque(target);
-    SimhashEntry *slot = SimhashPageGetEntries(target) + opaque->nentries;
-    slot->fp = fp;
-    slot->tid = *heap_tid;
-    opaque->nentries++;
-    reinterpret_cast<PageHeader>(target)->pd_lower =
-        static_cast<LocationIndex>(reinterpret_cast<char *>(slot + 1) - reinterpret_cast<char *>(target));
+    simhash_page_append(target, fp, heap_tid);
     meta->npending++;
     const bool over_limit = static_cast<double>(meta->npending_pages) * BLCKSZ > simhash_pending_limit(index) * 1024.0;
     GenericXLogFinish(state);
@@ -55,7 +49,7 @@ bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer h
 
     if (over_limit) {
         SimhashMergeResult result;
-        simhash_merge(index, nullptr, nullptr, false, &result);  // skipped if a merge is running
+        simhash_merge(index, false, &result);  // skipped if a merge is running
     }
     return false;
 }

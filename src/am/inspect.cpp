@@ -1,10 +1,10 @@
-// simhash_index_info(index regclass): what a simhash index holds and where its pages go, in the
-// spirit of GIN's gin_metapage_info and pgstatginindex: format version and geometry from the
-// metapage, entries in the sorted tables, the pending list and a list being merged, and a count of
-// the index's pages by kind (one pass over the page headers under AccessShareLock), and the table
-// pages the metapage accounts for (more data, ref, directory and map pages than that are pages a
-// crashed merge left for VACUUM to reclaim). Table owner, or
-// a member of pg_stat_scan_tables (as for pgstattuple).
+// simhash_index_info(index regclass) and simhash_index_runs(index regclass): what a simhash index
+// holds and where its pages go, in the spirit of GIN's gin_metapage_info and pgstatginindex. The
+// metapage gives the format version, the runs, the pending list, a list being merged, the merge
+// count and time of the last merge; one pass over the page headers (under AccessShareLock) counts
+// free pages (deleted or new, reused by merges). Pages in no structure and not free are what a
+// crashed merge left for VACUUM to reclaim. Table owner, or a member of pg_stat_scan_tables (as
+// for pgstattuple).
 #include "am/simhash_am.h"
 #include "guard.h"
 
@@ -16,57 +16,109 @@ extern "C" {
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
 }
 
-SIMHASH_FUNCTION(simhash_index_info) {
-    const Oid indexoid = PG_GETARG_OID(0);
+namespace {
+
+Relation open_checked(Oid indexoid, const char *function) {
     if (!OidIsValid(IndexGetRelation(indexoid, true)))
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
     if (!simhash_relation_ownercheck(indexoid, GetUserId()) && !has_privs_of_role(GetUserId(), ROLE_PG_STAT_SCAN_TABLES))
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("permission denied to inspect index %s", get_rel_name(indexoid)),
-                        errdetail("simhash_index_info needs ownership of the table or membership in pg_stat_scan_tables.")));
-    TupleDesc desc;
-    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
-        elog(ERROR, "simhash_index_info: return type must be a row type");
-
+                        errdetail("%s needs ownership of the table or membership in pg_stat_scan_tables.", function)));
     Relation index = index_open(indexoid, AccessShareLock);
     if (index->rd_indam->ambuild != simhash_ambuild)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+    return index;
+}
+
+}  // namespace
+
+SIMHASH_FUNCTION(simhash_index_info) {
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "simhash_index_info: return type must be a row type");
+    Relation index = open_checked(PG_GETARG_OID(0), "simhash_index_info");
+    Datum values[15];
+    bool nulls[15] = {false};
+    {
+        // An index in another on-disk format: its version only (everything else reads as NULL), so
+        // that users and the upgrade script can find the indexes to rebuild.
+        Buffer buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+        LockBuffer(buffer, BUFFER_LOCK_SHARE);
+        Page page = BufferGetPage(buffer);
+        simhash_check_page(index, page, SIMHASH_METAPAGE_BLKNO, SIMHASH_META);
+        const uint32 version = SimhashPageGetMeta(page)->version;
+        UnlockReleaseBuffer(buffer);
+        if (version != SIMHASH_VERSION) {
+            index_close(index, AccessShareLock);
+            for (int i = 1; i < 15; ++i) nulls[i] = true;
+            values[0] = Int32GetDatum(static_cast<int32>(version));
+            PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+        }
+    }
     SimhashMetaData meta;
     simhash_read_meta(index, &meta);
-
-    // Pages by kind, from their special space.
-    int64 data_pages = 0, ref_pages = 0, directory_pages = 0, map_pages = 0, pending_pages = 0, free_pages = 0;
+    int64 free_pages = 0;
     const BlockNumber nblocks = RelationGetNumberOfBlocks(index);
     for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
         CHECK_FOR_INTERRUPTS();
         const uint16 flags = simhash_page_flags(index, blkno);
         if (flags == 0 || (flags & SIMHASH_DELETED)) ++free_pages;
-        else if (flags & SIMHASH_DATA) ++data_pages;
-        else if (flags & SIMHASH_REF) ++ref_pages;
-        else if (flags & SIMHASH_DIR) ++directory_pages;
-        else if (flags & SIMHASH_MAP) ++map_pages;
-        else if (flags & SIMHASH_PENDING) ++pending_pages;
     }
     index_close(index, AccessShareLock);
 
-    Datum values[14];
-    bool nulls[14] = {false};
+    uint64 dead = 0, retired_pages = 0;
+    for (uint32 i = 0; i < meta.nruns; ++i) dead += meta.runs[i].ndead;
+    for (uint32 i = 0; i < meta.nretired; ++i) retired_pages += meta.retired[i].npages;
+    const int64 run_pages = static_cast<int64>(simhash_run_pages(&meta));
+    const int64 pending_pages = static_cast<int64>(meta.npending_pages) + meta.nmerge_pages;
     values[0] = Int32GetDatum(static_cast<int32>(meta.version));
     values[1] = Int32GetDatum(meta.ntables);
-    values[2] = Int32GetDatum(meta.dirbits);
-    values[3] = Int64GetDatum(static_cast<int64>(meta.nentries));
-    values[4] = Int64GetDatum(static_cast<int64>(meta.npending));
-    values[5] = Int64GetDatum(static_cast<int64>(meta.nmerge));
-    values[6] = Int64GetDatum(static_cast<int64>(nblocks));
-    values[7] = Int64GetDatum(data_pages);
-    values[8] = Int64GetDatum(ref_pages);
-    values[9] = Int64GetDatum(directory_pages);
-    values[10] = Int64GetDatum(map_pages);
+    values[2] = Int32GetDatum(static_cast<int32>(meta.nruns));
+    values[3] = Int64GetDatum(static_cast<int64>(simhash_run_entries(&meta)));
+    values[4] = Int64GetDatum(static_cast<int64>(dead));
+    values[5] = Int64GetDatum(static_cast<int64>(meta.npending));
+    values[6] = Int64GetDatum(static_cast<int64>(meta.nmerge));
+    values[7] = Int64GetDatum(static_cast<int64>(meta.merges));
+    values[8] = TimestampTzGetDatum(meta.last_merge);
+    nulls[8] = meta.last_merge == 0;
+    values[9] = Int64GetDatum(static_cast<int64>(nblocks));
+    values[10] = Int64GetDatum(run_pages);
     values[11] = Int64GetDatum(pending_pages);
-    values[12] = Int64GetDatum(free_pages);
-    values[13] = Int64GetDatum(static_cast<int64>(simhash_table_pages(&meta)));
+    values[12] = Int64GetDatum(static_cast<int64>(retired_pages));
+    values[13] = Int64GetDatum(free_pages);
+    // Pages in no structure and not free: left by a crashed merge (concurrent inserts can make
+    // this briefly positive too).
+    values[14] = Int64GetDatum(Max(int64{0}, static_cast<int64>(nblocks) - 1 - run_pages - pending_pages -
+                                                 static_cast<int64>(retired_pages) - free_pages));
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+SIMHASH_FUNCTION(simhash_index_runs) {
+    Relation index = open_checked(PG_GETARG_OID(0), "simhash_index_runs");
+    SimhashMetaData meta;
+    simhash_read_meta(index, &meta);
+    index_close(index, AccessShareLock);
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    for (uint32 i = 0; i < meta.nruns; ++i) {
+        const SimhashRunSlot *run = &meta.runs[i];
+        Datum values[8];
+        bool nulls[8] = {false};
+        values[0] = Int32GetDatum(static_cast<int32>(i + 1));
+        values[1] = Int64GetDatum(static_cast<int64>(run->nentries - run->ndead));
+        values[2] = Int64GetDatum(static_cast<int64>(run->ndead));
+        values[3] = Int64GetDatum(static_cast<int64>(run->npages));
+        values[4] = Float8GetDatum(run->nentries > 0 ? static_cast<double>(run->npages) * BLCKSZ / run->nentries : 0.0);
+        values[5] = Int32GetDatum(run->ntables);
+        values[6] = Int32GetDatum(run->dirbits);
+        values[7] = Int64GetDatum(static_cast<int64>(run->header));
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+    }
+    return static_cast<Datum>(0);
 }

@@ -1,14 +1,17 @@
-// Scans: every matching TID is collected on the first amgettuple call (or straight into the bitmap)
-// while the metapage is share-locked, so a merge can never free a page a scan is reading and no
-// page lock is kept between calls.
+// Scans: every matching TID is collected on the first amgettuple call (or straight into the bitmap),
+// so no page lock is kept between calls. The scan copies the metapage's lists (runs, pending list,
+// list being merged) under a share lock and releases it: the runs it copied stay readable until it
+// ends, because a merge retires replaced pages with a transaction ID that this scan's snapshot
+// holds back from recycling. On a hot standby the metapage stays share-locked while the scan reads
+// (see simhash_am.h).
 //
 // With radius r and m tables, the per-block radius is rb = floor(r / m): a fingerprint within r
-// bits of the query has some block within rb bits (pigeonhole). Table t is probed with every block
-// value within rb bits of the query's block t; in tables 1..m-1 the 32 stored bits must be within
-// r of the query's before the entry is fetched from table 0; a candidate is verified on the full
-// 64 bits and accepted only from the first table whose block is within rb, so each row comes back
-// once. When
-// the probes would touch more pages than reading one table, the scan reads table 0 in full.
+// bits of the query has some block within rb bits (pigeonhole). In every run, table t is probed
+// with every block value within rb bits of the query's block t; in tables 1..m-1 the 32 stored
+// bits must be within r of the query's before the entry is fetched from table 0; a candidate is
+// verified on the full 64 bits and accepted only from the first table whose block is within rb,
+// so each row comes back once. Where the probes would cost more than reading the run's table 0,
+// the scan reads that table in full. Tombstones (dead entries VACUUM marked) are skipped.
 #include <algorithm>
 
 #include "am/simhash_am.h"
@@ -16,6 +19,7 @@
 
 extern "C" {
 #include "access/relscan.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -41,7 +45,7 @@ struct ProbeQuery {
     uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_key32 of the probing center
     int r;                            // probing radius
     int rb;                           // per-block radius
-    const SimhashMetaData *meta;
+    const SimhashRunData *run;        // the run being probed
     Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
     BlockNumber map_blkno;
     TIDBitmap *tbm;     // bitmap scans
@@ -71,38 +75,29 @@ inline bool matches(const ProbeQuery *q, int64 fp) {
     return true;
 }
 
-// The positions of the entries of one page within `radius` bits of `center` (pending lists are
-// read in full by every scan, so this loop bounds the cost of queries right after bulk inserts).
-__attribute__((target_clones("popcnt", "default"))) int entries_within(const SimhashEntry *entries, int n,
-                                                                      int64 center, int radius, uint16 *hits) {
-    int nhits = 0;
-    for (int i = 0; i < n; ++i) {
-        hits[nhits] = static_cast<uint16>(i);
-        nhits += __builtin_popcountll(static_cast<uint64>(entries[i].fp ^ center)) <= radius;
-    }
-    return nhits;
-}
-
-// Every entry of a chain (pending list, list being merged, or a whole table), verified in full.
+// Every entry of a chain (pending list, list being merged, or a run's table 0), verified in full.
 void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) {
     while (blkno != InvalidBlockNumber) {
         CHECK_FOR_INTERRUPTS();
         Buffer buffer;
         Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        const SimhashEntry *entries = SimhashPageGetEntries(page);
-        if (q->nkeys == 1) {  // the common case: one inlined POPCNT per entry
-            uint16 hits[SIMHASH_ENTRIES_PER_PAGE];
-            const int nhits = entries_within(entries, opaque->nentries, q->center[0], q->radius[0], hits);
-            for (int h = 0; h < nhits; ++h) {
-                ItemPointerData tid = entries[hits[h]].tid;
-                emit(q, &tid);
+        const int64 *fps = SimhashPageGetFps(page);
+        const ItemPointerData *tids = SimhashPageGetTids(page);
+        const int n = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
+        if (q->nkeys == 1) {  // the common case: one POPCNT per fingerprint, contiguous
+            uint32 hits[SIMHASH_ENTRIES_PER_PAGE];
+            const Size nhits = simhash::select_within_radius(reinterpret_cast<const uint64_t *>(fps), n,
+                                                             static_cast<uint64_t>(q->center[0]), q->radius[0], hits);
+            for (Size h = 0; h < nhits; ++h) {
+                ItemPointerData tid = tids[hits[h]];
+                if (!simhash_tid_is_dead(&tid)) emit(q, &tid);
             }
         } else {
-            for (int i = 0; i < opaque->nentries; ++i)
-                if (matches(q, entries[i].fp)) {
-                    ItemPointerData tid = entries[i].tid;
-                    emit(q, &tid);
+            for (int i = 0; i < n; ++i)
+                if (matches(q, fps[i])) {
+                    ItemPointerData tid = tids[i];
+                    if (!simhash_tid_is_dead(&tid)) emit(q, &tid);
                 }
         }
         blkno = opaque->next;
@@ -142,10 +137,10 @@ BlockNumber directory_lookup(Relation index, const SimhashTable *table, uint32 p
 void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
     const uint32 page_index = pos / SIMHASH_ENTRIES_PER_PAGE;
     const uint32 map_index = page_index / SIMHASH_DIR_PER_PAGE;
-    if (map_index >= q->meta->nmappages)
+    if (map_index >= q->run->nmappages)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" refers to entry %u beyond table 0", RelationGetRelationName(index), pos)));
-    const BlockNumber map_blkno = q->meta->map[map_index];
+    const BlockNumber map_blkno = q->run->map[map_index];
     if (q->map_blkno != map_blkno) {
         if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
         q->map_buffer = ReadBuffer(index, map_blkno);
@@ -166,20 +161,19 @@ void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
     if (offset >= SimhashPageGetOpaque(page)->nentries)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" refers to a missing entry %u", RelationGetRelationName(index), pos)));
-    *out = SimhashPageGetEntries(page)[offset];
+    out->fp = SimhashPageGetFps(page)[offset];
+    out->tid = SimhashPageGetTids(page)[offset];
     UnlockReleaseBuffer(buffer);
 }
-
-inline uint32 item_block(const SimhashEntry &e, const SimhashGeometry *g, int t) { return simhash_block(e.fp, g, t); }
-inline uint32 item_block(const SimhashRef &r, const SimhashGeometry *g, int t) { return simhash_key_block(r.key, g, t); }
 
 // A candidate whose block t equals the probed value: verify, deduplicate, emit.
 void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidate) {
     const int64 fp = candidate.fp;
     if (!matches(q, fp)) return;
+    ItemPointerData tid = candidate.tid;
+    if (simhash_tid_is_dead(&tid)) return;
     for (int u = 0; u < t; ++u)  // found by an earlier table: returned there
         if (simhash::popcount64(simhash_block(fp, &q->g, u) ^ q->qblock[u]) <= q->rb) return;
-    ItemPointerData tid = candidate.tid;
     emit(q, &tid);
 }
 void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref) {
@@ -191,37 +185,45 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref) {
 }
 
 // The entries of table t whose block equals `value`, starting at data page `blkno`.
-template <typename Item>
-void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno, uint16 flags) {
+void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno) {
     const SimhashGeometry *g = &q->g;
     while (blkno != InvalidBlockNumber) {
         Buffer buffer;
-        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
+        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, t == 0 ? SIMHASH_DATA : SIMHASH_REF, &buffer);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        const Item *items = reinterpret_cast<const Item *>(PageGetContents(page));
         const int n = opaque->nentries;
+        const int64 *fps = SimhashPageGetFps(page);
+        const SimhashRef *refs = SimhashPageGetRefs(page);
+        auto block_at = [&](int i) { return t == 0 ? simhash_block(fps[i], g, 0) : simhash_key_block(refs[i].key, g, t); };
         int lo = 0, hi = n;  // first item with block >= value
         while (lo < hi) {
             const int mid = (lo + hi) / 2;
-            if (item_block(items[mid], g, t) < value) lo = mid + 1; else hi = mid;
+            if (block_at(mid) < value) lo = mid + 1; else hi = mid;
         }
         bool done = false;
         for (int i = lo; i < n; ++i) {
-            if (item_block(items[i], g, t) != value) {
+            if (block_at(i) != value) {
                 done = true;
                 break;
             }
-            consider(index, q, t, items[i]);
+            if (t == 0) {
+                SimhashEntry entry;
+                entry.fp = fps[i];
+                entry.tid = SimhashPageGetTids(page)[i];
+                consider(index, q, t, entry);
+            } else {
+                consider(index, q, t, refs[i]);
+            }
         }
         blkno = done ? InvalidBlockNumber : opaque->next;
         UnlockReleaseBuffer(buffer);
     }
 }
 
-void probe_tables(Relation index, ProbeQuery *q, const SimhashMetaData *meta, Size total_probes) {
+void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
     uint32 *values = static_cast<uint32 *>(palloc(total_probes * sizeof(uint32)));
     for (int t = 0; t < q->g.ntables; ++t) {
-        const SimhashTable *table = &meta->tables[t];
+        const SimhashTable *table = &q->run->tables[t];
         Size n = 0;
         enumerate(q->qblock[t], 0, Min(q->rb, q->g.len[t]), q->g.len[t], values, &n);
         std::sort(values, values + n);
@@ -231,11 +233,7 @@ void probe_tables(Relation index, ProbeQuery *q, const SimhashMetaData *meta, Si
             CHECK_FOR_INTERRUPTS();
             const BlockNumber first =
                 directory_lookup(index, table, simhash_prefix(values[i], &q->g, t), &dir_buffer, &dir_blkno);
-            if (first == InvalidBlockNumber) continue;
-            if (t == 0)
-                probe<SimhashEntry>(index, q, t, values[i], first, SIMHASH_DATA);
-            else
-                probe<SimhashRef>(index, q, t, values[i], first, SIMHASH_REF);
+            if (first != InvalidBlockNumber) probe(index, q, t, values[i], first);
         }
         if (BufferIsValid(dir_buffer)) ReleaseBuffer(dir_buffer);
     }
@@ -271,30 +269,44 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     for (int k = 1; k < q->nkeys; ++k)
         if (q->radius[k] < q->radius[primary]) primary = k;
 
+    // The lists to read, copied; on a hot standby the metapage stays share-locked (see above).
+    const bool hold_meta = RecoveryInProgress();
     Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
     LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
     const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
-    scan_chain(index, q, meta->pending_head, SIMHASH_PENDING);
-    scan_chain(index, q, meta->merge_head, SIMHASH_PENDING);
-    if (meta->tables[0].first != InvalidBlockNumber) {
-        simhash_geometry(meta->ntables, meta->dirbits, &q->g);
-        q->r = q->radius[primary];
-        q->rb = q->r / meta->ntables;
-        q->meta = meta;
-        q->map_buffer = InvalidBuffer;
-        q->map_blkno = InvalidBlockNumber;
-        for (int t = 0; t < meta->ntables; ++t) {
+    const BlockNumber pending_head = meta->pending_head, merge_head = meta->merge_head;
+    const uint32 nruns = meta->nruns;
+    SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
+    memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
+    if (!hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+
+    scan_chain(index, q, pending_head, SIMHASH_PENDING);
+    scan_chain(index, q, merge_head, SIMHASH_PENDING);
+    q->r = q->radius[primary];
+    q->map_buffer = InvalidBuffer;
+    q->map_blkno = InvalidBlockNumber;
+    SimhashRunData *run = nruns > 0 ? static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData))) : nullptr;
+    for (uint32 i = 0; i < nruns; ++i) {
+        SimhashScanEstimate estimate;
+        simhash_estimate_scan(index, &runs[i], q->r, &estimate);
+        simhash_read_run(index, &runs[i], run);
+        if (estimate.full_scan) {
+            scan_chain(index, q, run->tables[0].first, SIMHASH_DATA);
+            continue;
+        }
+        simhash_geometry(run->ntables, run->dirbits, &q->g);
+        q->rb = q->r / run->ntables;
+        q->run = run;
+        for (int t = 0; t < run->ntables; ++t) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
             q->qkey[t] = simhash_key32(q->center[primary], &q->g, t);
         }
-        SimhashScanEstimate estimate;
-        simhash_estimate_scan(index, meta, q->radius[primary], &estimate);
-        if (estimate.full_scan)
-            scan_chain(index, q, meta->tables[0].first, SIMHASH_DATA);
-        else
-            probe_tables(index, q, meta, static_cast<Size>(estimate.probes));
+        probe_tables(index, q, static_cast<Size>(estimate.probes));
     }
-    UnlockReleaseBuffer(meta_buffer);
+    if (run) pfree(run);
+    pfree(runs);
+    if (hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    ReleaseBuffer(meta_buffer);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ extern "C" {
 #include "storage/indexfsm.h"
 #include "optimizer/optimizer.h"
 #include "storage/lmgr.h"
+#include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/spccache.h"
 #include "utils/selfuncs.h"
@@ -145,12 +146,21 @@ void simhash_fill_metapage(Page page, int ntables) {
     meta->magic = SIMHASH_MAGIC;
     meta->version = SIMHASH_VERSION;
     meta->ntables = static_cast<uint16>(ntables);
-    meta->dirbits = 0;
     meta->pending_head = meta->pending_tail = InvalidBlockNumber;
     meta->merge_head = meta->merge_tail = InvalidBlockNumber;
-    for (int t = 0; t < SIMHASH_MAX_TABLES; ++t) meta->tables[t].first = InvalidBlockNumber;
     reinterpret_cast<PageHeader>(page)->pd_lower =
         static_cast<LocationIndex>(reinterpret_cast<char *>(meta + 1) - reinterpret_cast<char *>(page));
+}
+
+void simhash_page_append(Page page, int64 fp, const ItemPointerData *tid) {
+    SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+    SimhashPageGetFps(page)[opaque->nentries] = fp;
+    SimhashPageGetTids(page)[opaque->nentries] = *tid;
+    opaque->nentries++;
+    // pd_lower covers the TIDs: full-page images and Generic WAL deltas leave out everything
+    // between pd_lower and pd_upper.
+    reinterpret_cast<PageHeader>(page)->pd_lower = static_cast<LocationIndex>(
+        reinterpret_cast<char *>(SimhashPageGetTids(page) + opaque->nentries) - reinterpret_cast<char *>(page));
 }
 
 void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 expected_flags) {
@@ -173,15 +183,46 @@ SimhashMetaData *simhash_check_meta(Relation index, Page page) {
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" is not a simhash index", RelationGetRelationName(index))));
     if (meta->version != SIMHASH_VERSION)
-        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                        errmsg("index \"%s\" has on-disk version %u, this library reads version %d",
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("simhash index \"%s\" has on-disk format version %u, this library reads version %d",
                                RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
-                        errhint("REINDEX it.")));
-    if (meta->ntables < SIMHASH_MIN_TABLES || meta->ntables > SIMHASH_MAX_TABLES ||
-        meta->dirbits > SIMHASH_MAX_DIRBITS)
+                        errhint("REINDEX INDEX %s; rebuilds it in the current format (REINDEX INDEX CONCURRENTLY "
+                                "keeps writers going).",
+                                quote_identifier(RelationGetRelationName(index)))));
+    if (meta->ntables < SIMHASH_MIN_TABLES || meta->ntables > SIMHASH_MAX_TABLES || meta->nruns > SIMHASH_MAX_RUNS ||
+        meta->nretired > SIMHASH_MAX_RETIRED)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" has an invalid metapage", RelationGetRelationName(index))));
     return meta;
+}
+
+void simhash_read_run(Relation index, const SimhashRunSlot *slot, SimhashRunData *run) {
+    Buffer buffer;
+    Page page = simhash_lock_page(index, slot->header, BUFFER_LOCK_SHARE, SIMHASH_RUN, &buffer);
+    const SimhashRunData *stored = SimhashPageGetRun(page);
+    if (stored->nentries != slot->nentries || stored->ntables != slot->ntables || stored->dirbits != slot->dirbits ||
+        stored->ntables < SIMHASH_MIN_TABLES || stored->ntables > SIMHASH_MAX_TABLES ||
+        stored->dirbits < 1 || stored->dirbits > 64 / stored->ntables || stored->nmappages > SIMHASH_MAX_MAP_PAGES) {
+        UnlockReleaseBuffer(buffer);
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has a run header at block %u that does not match its metapage",
+                               RelationGetRelationName(index), slot->header),
+                        errhint("REINDEX it.")));
+    }
+    memcpy(run, stored, offsetof(SimhashRunData, map) + stored->nmappages * sizeof(BlockNumber));
+    UnlockReleaseBuffer(buffer);
+}
+
+uint64 simhash_run_entries(const SimhashMetaData *meta) {
+    uint64 n = 0;
+    for (uint32 i = 0; i < meta->nruns; ++i) n += meta->runs[i].nentries - meta->runs[i].ndead;
+    return n;
+}
+
+uint64 simhash_run_pages(const SimhashMetaData *meta) {
+    uint64 n = 0;
+    for (uint32 i = 0; i < meta->nruns; ++i) n += meta->runs[i].npages;
+    return n;
 }
 
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
@@ -233,12 +274,6 @@ void simhash_read_meta(Relation index, SimhashMetaData *meta) {
     UnlockReleaseBuffer(buffer);
 }
 
-uint64 simhash_table_pages(const SimhashMetaData *meta) {
-    uint64 pages = meta->nmappages;
-    for (int t = 0; t < meta->ntables; ++t) pages += meta->tables[t].npages + meta->tables[t].ndirpages;
-    return pages;
-}
-
 uint16 simhash_page_flags(Relation index, BlockNumber blkno) {
     Buffer buffer = ReadBuffer(index, blkno);
     LockBuffer(buffer, BUFFER_LOCK_SHARE);
@@ -276,9 +311,9 @@ constexpr double kCostPerUs = 33.0;
 
 }  // namespace
 
-void simhash_estimate_scan(const SimhashMetaData *meta, int radius, double random_page_cost, double seq_page_cost,
+void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random_page_cost, double seq_page_cost,
                            SimhashScanEstimate *e) {
-    const double full_pages = static_cast<double>(meta->tables[0].npages);
+    const double full_pages = static_cast<double>(meta->table0_pages);
     const double full_us = full_pages * kFullScanPageUs;
     const double full_io = full_pages * seq_page_cost;
     double probes = 0, candidates = 0, fetches = 0, probe_pages = 0;
@@ -301,7 +336,8 @@ void simhash_estimate_scan(const SimhashMetaData *meta, int radius, double rando
         }
         // Fetches land on random pages of table 0 (through the map pages): the distinct pages they touch.
         const double table0_pages = Max(1.0, full_pages);
-        probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + meta->nmappages;
+        probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) +
+                       ceil(table0_pages / SIMHASH_DIR_PER_PAGE);  // map pages
     }
     const double fetch_us =
         kFetchUsSmall + (kFetchUsLarge - kFetchUsSmall) * Min(1.0, full_pages * BLCKSZ / kFetchLargeBytes);
@@ -320,7 +356,7 @@ void simhash_estimate_scan(const SimhashMetaData *meta, int radius, double rando
     e->cpu_cost = (e->full_scan ? full_us : probe_us) * us_cost;
 }
 
-void simhash_estimate_scan(Relation index, const SimhashMetaData *meta, int radius, SimhashScanEstimate *estimate) {
+void simhash_estimate_scan(Relation index, const SimhashRunSlot *meta, int radius, SimhashScanEstimate *estimate) {
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
     simhash_estimate_scan(meta, radius, random_page_cost, seq_page_cost, estimate);

@@ -1,33 +1,45 @@
 // The simhash index access method: exact Hamming-radius search over bigint fingerprints with
 // permuted block tables (Manku et al. 2007) probed multi-index-hashing style (Norouzi et al.).
 //
-// On-disk layout (every page carries SimhashPageOpaque with SIMHASH_PAGE_ID in its special space):
-//   block 0          metapage: magic, version, geometry, per-table data chain + directory pages,
-//                    map pages of table 0, pending list, list being merged
-//   table 0          data pages of SimhashEntry {fp, tid} (14 bytes) sorted by block 0 of fp
-//                    (blocks numbered from the most significant bit), full pages, chained
+// On-disk layout (every page carries SimhashPageOpaque with SIMHASH_PAGE_ID in its special space).
+// The index is log-structured: a small unsorted pending list takes inserts, and immutable sorted
+// runs hold everything else. Each run is a complete permuted-table index of its own entries:
+//   block 0          metapage: magic, version, the runs (largest first, each with its header page,
+//                    size and geometry), the pending list, a pending list being merged, and the
+//                    retired page sets waiting until no scan can still read them
+//   run header       geometry, per-table data chain and directory pages, map pages of table 0
+//   table 0          data pages sorted by block 0 of fp (blocks numbered from the most significant
+//                    bit), full pages, chained; a page holds its fingerprints contiguously, then
+//                    their heap TIDs (SimhashPageGetFps / SimhashPageGetTids); VACUUM marks a dead
+//                    entry in place by clearing its TID's offset (a tombstone)
 //   map pages        the block numbers of table 0's pages in order: entry i of table 0 is slot
 //                    i % per-page of page i / per-page
 //   tables 1..m-1    ref pages of SimhashRef {key, pos} (8 bytes): key = the 32 bits of fp that
 //                    start at block t (block t, then the following bits), pos = the entry's position
-//                    in table 0; sorted by block t; chained
+//                    in the run's table 0; sorted by block t; chained
 //   directory pages  per table, 2^dirbits BlockNumbers: for each key prefix (the top dirbits bits
 //                    of block t) the data page holding the first entry with that prefix or above
-//   pending pages    unsorted SimhashEntry, chained; appended by aminsert, scanned linearly by
-//                    every query, merged into the tables by VACUUM or when over pending_limit
-//   deleted pages    freed by a merge, recorded in the FSM and reused
+//   pending pages    unsorted entries (fingerprints, then TIDs), chained; appended by aminsert,
+//                    scanned linearly by every query, written out as a new run when over
+//                    pending_limit
+//   deleted pages    recycled through the FSM
 // With the default 4 tables an indexed row costs 14 + 3 * 8 = 38 bytes plus page overhead.
-// Every table holds the same entries. A scan of radius r probes, in table t, every block value
-// within floor(r / m) bits of the query's block; in tables 1..m-1 the 32 stored bits filter the
-// candidates (their distance to the query's bits must be <= r) before the full fingerprint is
-// fetched from table 0; the full 64-bit distance decides, and an entry is accepted only from the
-// first table whose block is within floor(r / m) bits: each heap row is returned once without any
-// memory of what was seen.
+// Runs merge by size tiers (core/run_tiers.h): each entry is rewritten O(log(N / pending)) times
+// and no operation rewrites the whole index. A scan of radius r probes, in every run and table t,
+// every block value within floor(r / m) bits of the query's block; in tables 1..m-1 the 32 stored
+// bits filter the candidates before the full fingerprint is fetched from table 0; the full 64-bit
+// distance decides, and an entry is accepted only from the first table whose block is within
+// floor(r / m) bits: each heap row is in one run and is returned once.
 //
-// Concurrency: aminsert holds the metapage exclusively while it appends; scans hold it shared while
-// they collect all their TIDs (no page lock is held between amgettuple calls); a merge serializes
-// with other merges through a heavyweight lock on the metapage, writes new tables off to the side,
-// then swaps the metapage under its exclusive lock and only then frees the old pages.
+// Concurrency: aminsert holds the metapage exclusively while it appends; a scan copies the
+// metapage's lists under a share lock and releases it, then reads runs and pending pages under
+// their own page locks, so inserts and merges proceed during long scans. Merges serialize through
+// a heavyweight lock on the metapage, write the new run off to the side, swap the metapage under
+// its exclusive lock, and retire the old pages with the next transaction ID: they are recycled
+// only once no snapshot that could have seen the old metapage remains (as nbtree recycles deleted
+// pages). On a hot standby, where the primary cannot see the standby's snapshots, scans keep the
+// metapage share-locked while they read, which holds back the replay of the swap and of anything
+// that reuses the pages.
 //
 // AM callbacks are called by PostgreSQL directly: they are plain C-style code with no C++ object
 // alive across a call that can ereport.
@@ -41,6 +53,8 @@ extern "C" {
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/reloptions.h"
+#include "access/transam.h"
+#include "datatype/timestamp.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/itemptr.h"
@@ -48,14 +62,16 @@ extern "C" {
 }
 
 #define SIMHASH_MAGIC 0x53484958u  // "SHIX"
-#define SIMHASH_VERSION 3
+#define SIMHASH_VERSION 4
 #define SIMHASH_PAGE_ID 0xFF8Au
 #define SIMHASH_METAPAGE_BLKNO 0
 
 #define SIMHASH_MIN_TABLES 2
 #define SIMHASH_MAX_TABLES 8
 #define SIMHASH_DEFAULT_TABLES 4
-#define SIMHASH_DEFAULT_PENDING_LIMIT 4096  // kB
+#define SIMHASH_DEFAULT_PENDING_LIMIT 256  // kB
+#define SIMHASH_MAX_RUNS 40
+#define SIMHASH_MAX_RETIRED 40
 #define SIMHASH_MAX_DIRBITS 16
 
 // Page flags (SimhashPageOpaque.flags).
@@ -66,6 +82,7 @@ extern "C" {
 #define SIMHASH_DELETED 0x10
 #define SIMHASH_REF 0x20
 #define SIMHASH_MAP 0x40
+#define SIMHASH_RUN 0x80
 
 // Build sub-phases reported in pg_stat_progress_create_index.
 #define SIMHASH_PHASE_LOAD 2
@@ -80,7 +97,8 @@ struct SimhashPageOpaque {
     uint16 page_id;    // SIMHASH_PAGE_ID
 };
 
-// One index entry: the full fingerprint and the heap TID (14 bytes on disk).
+// One index entry: the full fingerprint and the heap TID (14 bytes on disk: data and pending pages
+// store the fingerprints of a page contiguously, for the popcount loops, and the TIDs after them).
 struct __attribute__((packed, aligned(2))) SimhashEntry {
     int64 fp;
     ItemPointerData tid;
@@ -94,16 +112,21 @@ struct SimhashRef {
 };
 
 #define SimhashPageGetOpaque(page) (reinterpret_cast<SimhashPageOpaque *>(PageGetSpecialPointer(page)))
-#define SimhashPageGetEntries(page) (reinterpret_cast<SimhashEntry *>(PageGetContents(page)))
 #define SimhashPageGetRefs(page) (reinterpret_cast<SimhashRef *>(PageGetContents(page)))
 #define SimhashPageGetDir(page) (reinterpret_cast<BlockNumber *>(PageGetContents(page)))
 #define SIMHASH_PAGE_SPACE \
     (BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaque)))
-#define SIMHASH_ENTRIES_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashEntry))
+#define SIMHASH_ENTRIES_PER_PAGE (SIMHASH_PAGE_SPACE / (sizeof(int64) + sizeof(ItemPointerData)))
+#define SimhashPageGetFps(page) (reinterpret_cast<int64 *>(PageGetContents(page)))
+#define SimhashPageGetTids(page) \
+    (reinterpret_cast<ItemPointerData *>(PageGetContents(page) + SIMHASH_ENTRIES_PER_PAGE * sizeof(int64)))
 #define SIMHASH_REFS_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashRef))
 #define SIMHASH_DIR_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(BlockNumber))
-#define SIMHASH_MAX_MAP_PAGES 1024  // table 0 up to 1024 * 2038 pages (1.2 billion entries)
+#define SIMHASH_MAX_MAP_PAGES 1024  // a run's table 0 up to 1024 * 2038 pages (1.2 billion entries)
 #define SIMHASH_MAX_DIR_PAGES (((1u << SIMHASH_MAX_DIRBITS) + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
+
+// A tombstone: VACUUM clears the offset of a dead entry's TID (table-0 positions must not move).
+inline bool simhash_tid_is_dead(const ItemPointerData *tid) { return ItemPointerGetOffsetNumberNoCheck(tid) == 0; }
 
 struct SimhashTable {
     BlockNumber first;   // first data page, or InvalidBlockNumber when the table is empty
@@ -112,21 +135,57 @@ struct SimhashTable {
     BlockNumber dir[SIMHASH_MAX_DIR_PAGES];
 };
 
+// The header page of a run: how to read its tables. Written once, never changed.
+struct SimhashRunData {
+    uint64 nentries;    // entries in each table, tombstones included
+    uint16 ntables;
+    uint16 dirbits;
+    uint32 nmappages;
+    SimhashTable tables[SIMHASH_MAX_TABLES];
+    BlockNumber map[SIMHASH_MAX_MAP_PAGES];
+};
+#define SimhashPageGetRun(page) (reinterpret_cast<SimhashRunData *>(PageGetContents(page)))
+
+// A run as the metapage lists it: enough for the planner, the merge policy and VACUUM without
+// reading the header.
+struct SimhashRunSlot {
+    BlockNumber header;
+    uint32 npages;        // every page of the run, the header included
+    uint64 nentries;      // tombstones included
+    uint64 ndead;         // tombstones
+    uint32 table0_pages;
+    uint16 ntables;
+    uint16 dirbits;
+};
+
+// Pages a merge replaced: a run (walked from its header) or a detached pending chain. They are
+// recycled once no running snapshot is as old as `safexid`.
+struct SimhashRetired {
+    FullTransactionId safexid;
+    BlockNumber head;
+    uint32 npages;
+    uint16 kind;  // SIMHASH_RUN or SIMHASH_PENDING
+    uint16 unused[3];
+};
+
 struct SimhashMetaData {
     uint32 magic;
     uint32 version;
-    uint16 ntables;
-    uint16 dirbits;     // 0 while no table has been written
-    uint32 unused;
-    uint64 nentries;    // entries in each sorted table
+    uint16 ntables;       // the tables option when the index was built (runs carry their own)
+    uint16 unused;
+    uint32 nruns;
     BlockNumber pending_head, pending_tail;
-    uint64 npending;    // entries in the pending list
+    uint64 npending;      // entries in the pending list
     uint32 npending_pages;
     BlockNumber merge_head, merge_tail;  // a pending list detached by a merge in progress
+    uint32 nmerge_pages;
     uint64 nmerge;
-    SimhashTable tables[SIMHASH_MAX_TABLES];
-    uint32 nmappages;
-    BlockNumber map[SIMHASH_MAX_MAP_PAGES];
+    uint64 merges;        // runs written by merges since the build
+    TimestampTz last_merge;
+    uint32 nretired;
+    uint32 unused2;
+    SimhashRunSlot runs[SIMHASH_MAX_RUNS];  // largest first
+    SimhashRetired retired[SIMHASH_MAX_RETIRED];
 };
 
 #define SimhashPageGetMeta(page) (reinterpret_cast<SimhashMetaData *>(PageGetContents(page)))
@@ -171,8 +230,11 @@ void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 exp
 SimhashMetaData *simhash_check_meta(Relation index, Page page);
 // Copies the (checked) metapage into *meta under a share lock, released on return.
 void simhash_read_meta(Relation index, SimhashMetaData *meta);
-// Pages of the sorted tables the metapage reaches: data, ref, directory and map pages.
-uint64 simhash_table_pages(const SimhashMetaData *meta);
+// Copies the header of run `slot` (checked against the slot) into *run.
+void simhash_read_run(Relation index, const SimhashRunSlot *slot, SimhashRunData *run);
+// Entries in the runs (tombstones excluded) and pages of the runs.
+uint64 simhash_run_entries(const SimhashMetaData *meta);
+uint64 simhash_run_pages(const SimhashMetaData *meta);
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
 int simhash_choose_dirbits(int ntables, uint64 nentries);
 Buffer simhash_new_buffer(Relation index, bool use_fsm);
@@ -180,8 +242,10 @@ Buffer simhash_new_buffer(Relation index, bool use_fsm);
 uint16 simhash_page_flags(Relation index, BlockNumber blkno);
 // Reads and locks (`mode`) page `blkno`, checking its page ID and that it has one of `flags`.
 Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags, Buffer *buffer);
+// Appends an entry to a data or pending page image (the caller checks it has room).
+void simhash_page_append(Page page, int64 fp, const ItemPointerData *tid);
 
-// build.cpp: collecting entries and writing sorted tables (shared by ambuild and merges)
+// build.cpp: collecting entries and writing runs (shared by ambuild and merges)
 struct SimhashEntryArray {
     SimhashEntry *items;  // palloc'd (huge)
     Size n;
@@ -197,29 +261,35 @@ void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid);
 Size simhash_sorter_count(const SimhashSorter *s);
 bool simhash_sorter_spilled(const SimhashSorter *s);
 void simhash_sorter_end(SimhashSorter *s);
-// Writes the sorted tables for the sorter's entries into new pages and fills the table descriptors
-// and dirbits of `meta`. `logged` = write through Generic WAL and reuse FSM pages (merges);
-// otherwise (build) write pages directly after the metapage and WAL-log them with log_newpages. `progress` reports
-// PROGRESS_CREATEIDX_TUPLES_*.
-void simhash_write_tables(Relation index, SimhashSorter *s, SimhashMetaData *meta, bool logged, bool progress);
+// Writes the sorter's entries (at least one) as a new run: its tables, directories, map pages and,
+// last, its header page; fills *slot. `logged` = write through Generic WAL and reuse FSM pages
+// (merges); otherwise (build) write pages directly after the last block and WAL-log them with
+// log_newpages. `progress` reports PROGRESS_CREATEIDX_TUPLES_*.
+void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, SimhashRunSlot *slot);
 
 // vacuum.cpp
-// Rebuilds the tables from the current tables and pending list minus the TIDs `callback` reports
-// dead; returns the number of entries removed. Serialized by a heavyweight lock on the metapage.
 struct SimhashMergeResult {
     double removed;
     double remaining;
     BlockNumber freed;
 };
-void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callback_state, bool wait,
-                   SimhashMergeResult *result);
+// Writes the pending list out as a new run and merges runs by size tiers until the policy is
+// satisfied; recycles retired pages whose snapshots are gone. Without `wait`, returns at once if
+// another merge is running. Serialized by a heavyweight lock on the metapage.
+void simhash_merge(Relation index, bool wait, SimhashMergeResult *result);
+extern int simhash_debug_merge_crash_step;
+// Frees the pages a crashed merge left unreachable and returns deleted pages to the FSM; returns
+// the number of pages freed. Takes the merge lock.
+BlockNumber simhash_reclaim_unreachable_pages(Relation index);
+// Every page of a run, its header included.
+void simhash_collect_run_pages(Relation index, BlockNumber header, void (*visit)(BlockNumber, void *), void *arg);
 
 // cost.cpp / scan.cpp shared: number of block values within `radius` bits in a `len`-bit block
 double simhash_probe_count(int len, int radius);
-// The expected work of one scan of `radius` over the sorted tables, by both strategies: probing
-// every block value within floor(radius / m) bits in each table, or reading table 0 in full.
-// The scan runs the cheaper one and the planner is given the cost of that one, so the two never
-// disagree and the cost never falls as the radius grows (both strategies' costs grow with it).
+// The expected work of one scan of `radius` over one run, by both strategies: probing every block
+// value within floor(radius / m) bits in each table, or reading table 0 in full. The scan runs the
+// cheaper one and the planner is given the cost of that one, so the two never disagree and the
+// cost never falls as the radius grows (both strategies' costs grow with it).
 struct SimhashScanEstimate {
     bool full_scan;   // the strategy the scan will use
     double probes;    // block values probed, all tables
@@ -229,15 +299,12 @@ struct SimhashScanEstimate {
 };
 // random_page_cost and seq_page_cost are the index tablespace's: probes read pages at random,
 // table 0 is read in chain order.
-void simhash_estimate_scan(const SimhashMetaData *meta, int radius, double random_page_cost, double seq_page_cost,
+void simhash_estimate_scan(const SimhashRunSlot *run, int radius, double random_page_cost, double seq_page_cost,
                            SimhashScanEstimate *estimate);
 // The same, with the page costs of the index's tablespace.
-void simhash_estimate_scan(Relation index, const SimhashMetaData *meta, int radius, SimhashScanEstimate *estimate);
+void simhash_estimate_scan(Relation index, const SimhashRunSlot *run, int radius, SimhashScanEstimate *estimate);
 extern int simhash_max_probes;
-extern int simhash_debug_merge_crash_step;
-// Frees the pages a crashed merge left unreachable and returns deleted pages to the FSM; returns
-// the number of pages freed. Takes the merge lock.
-BlockNumber simhash_reclaim_unreachable_pages(Relation index);
+
 
 // AM callbacks
 extern "C" {
@@ -258,6 +325,7 @@ bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir);
 int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 void simhash_amendscan(IndexScanDesc scan);
 }
-static_assert(sizeof(SimhashEntry) == 14, "14-byte entries");
+static_assert(sizeof(SimhashEntry) == 14, "14-byte entries in memory");
 static_assert(sizeof(SimhashPageOpaque) == MAXALIGN(sizeof(SimhashPageOpaque)), "page ID at the end of the page");
 static_assert(sizeof(SimhashMetaData) <= SIMHASH_PAGE_SPACE, "metapage fits");
+static_assert(sizeof(SimhashRunData) <= SIMHASH_PAGE_SPACE, "run header fits");

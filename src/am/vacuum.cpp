@@ -1,20 +1,29 @@
-// VACUUM and merges. A merge rebuilds the sorted tables from table 0 plus the pending list, minus
-// the TIDs VACUUM reports dead:
-//   1. under the metapage's exclusive lock, detach the pending list as the "merge list" (inserts
+// Merges, page recycling and VACUUM.
+//
+// A merge writes a set of inputs (the pending list detached as the "merge list", and/or runs the
+// tier policy picks) out as one new run:
+//   1. under the metapage's exclusive lock, detach the pending list as the merge list (inserts
 //      start a new pending list; scans keep reading both);
-//   2. read table 0 (it holds the full entries) and the merge list (nobody else changes them now),
-//      drop dead TIDs;
-//   3. write new tables into free (FSM) or new pages through Generic WAL;
-//   4. under the metapage's exclusive lock, point the metapage at the new tables and drop the
-//      merge list: scans hold the metapage shared while reading, so none is still on old pages;
-//   5. mark the old pages deleted and give them to the FSM for reuse.
-// A crash between 3 and 4 leaves the new pages unreferenced and the merge list attached (the next
-// merge appends the pending list to it and carries on); a crash between 4 and 5 leaves the old
-// pages unreferenced. VACUUM's cleanup (simhash_reclaim_unreachable_pages) frees both.
+//   2. read the inputs' live entries (nobody else changes them: merges and VACUUM hold the merge
+//      lock);
+//   3. write the new run into free (FSM) or new pages through Generic WAL;
+//   4. in one metapage record: drop the inputs, add the new run, and retire the inputs' pages
+//      with the next transaction ID (safexid);
+//   5. later merges and VACUUM recycle a retired set once no snapshot as old as its safexid
+//      remains: its pages are taken off the metapage, marked deleted and given to the FSM.
+// A crash before 4 leaves the new run's pages unreferenced (and the merge list attached: the next
+// merge appends the pending list to it and carries on); a crash during 5 leaves pages marked
+// neither in use nor free. VACUUM's cleanup (simhash_reclaim_unreachable_pages) frees both.
+//
+// VACUUM marks dead entries in place (tombstones in table 0, whose positions the other tables
+// refer to, and in the pending lists) and rewrites a run alone once a fifth of it is dead, so
+// deleted rows give their space back without rewriting the index.
 #include "am/simhash_am.h"
+#include "core/run_tiers.h"
 
 extern "C" {
 #include "access/genam.h"
+#include "access/transam.h"
 #include "access/xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
@@ -22,9 +31,15 @@ extern "C" {
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 }
 
 namespace {
+
+constexpr int kTierFanout = 4;
+constexpr int kMaxLiveRuns = SIMHASH_MAX_RUNS - 8;  // room for the runs a merge adds before it drops its inputs
+constexpr double kCompactDeadFraction = 0.2;
 
 struct BlockList {
     BlockNumber *items;
@@ -41,23 +56,23 @@ void block_list_push(BlockList *list, BlockNumber blkno) {
     list->items[list->n++] = blkno;
 }
 
-// Walks a chain, recording its pages; with `entries`, also collects its live entries.
-void read_chain(Relation index, BlockNumber blkno, uint16 flags, BlockList *pages, SimhashSorter *entries,
-                IndexBulkDeleteCallback callback, void *callback_state, double *removed) {
+void push_visitor(BlockNumber blkno, void *arg) { block_list_push(static_cast<BlockList *>(arg), blkno); }
+
+// Walks a chain, visiting its pages; with `entries`, also collects its live entries.
+void read_chain(Relation index, BlockNumber blkno, uint16 flags, void (*visit)(BlockNumber, void *), void *arg,
+                SimhashSorter *entries) {
     while (blkno != InvalidBlockNumber) {
         vacuum_delay_point_compat();
         Buffer buffer;
         Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
-        block_list_push(pages, blkno);
+        if (visit) visit(blkno, arg);
         if (entries) {
-            const SimhashEntry *items = SimhashPageGetEntries(page);
+            const int64 *fps = SimhashPageGetFps(page);
+            const ItemPointerData *tids = SimhashPageGetTids(page);
             const int n = SimhashPageGetOpaque(page)->nentries;
             for (int i = 0; i < n; ++i) {
-                ItemPointerData tid = items[i].tid;
-                if (callback && callback(&tid, callback_state))
-                    *removed += 1;
-                else
-                    simhash_sorter_add(entries, items[i].fp, &tid);
+                ItemPointerData tid = tids[i];
+                if (!simhash_tid_is_dead(&tid)) simhash_sorter_add(entries, fps[i], &tid);
             }
         }
         blkno = SimhashPageGetOpaque(page)->next;
@@ -82,25 +97,234 @@ void free_pages(Relation index, const BlockList *pages) {
     }
 }
 
-void mark_chain(Relation index, BlockNumber blkno, uint16 flags, bool *reachable, BlockNumber nblocks) {
-    while (blkno != InvalidBlockNumber && blkno < nblocks && !reachable[blkno]) {
-        vacuum_delay_point_compat();
-        Buffer buffer;
-        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
-        reachable[blkno] = true;
-        blkno = SimhashPageGetOpaque(page)->next;
-        UnlockReleaseBuffer(buffer);
+// Debugging aid for the crash tests: simhash.debug_merge_crash_step = N stops the server (PANIC)
+// right after step N of a merge (5: after freeing half of a recycled set). The WAL written so far
+// is flushed first, as a large merge's would have been by then: otherwise recovery would simply
+// forget a small merge's pages.
+void crash_point(int step) {
+    if (simhash_debug_merge_crash_step != step) return;
+    XLogFlush(GetXLogInsertRecPtr());
+    elog(PANIC, "simhash: crashing after merge step %d (simhash.debug_merge_crash_step)", step);
+}
+
+void retired_pages(Relation index, const SimhashRetired *retired, BlockList *pages) {
+    if (retired->kind == SIMHASH_RUN)
+        simhash_collect_run_pages(index, retired->head, push_visitor, pages);
+    else
+        read_chain(index, retired->head, SIMHASH_PENDING, push_visitor, pages, nullptr);
+}
+
+// Recycles the retired sets no snapshot can still be reading. Merge lock held.
+BlockNumber recycle_retired(Relation index, Buffer meta_buffer) {
+    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    memcpy(meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
+    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    bool recyclable[SIMHASH_MAX_RETIRED] = {false};
+    BlockList *pages = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
+    for (uint32 i = 0; i < meta->nretired; ++i) {
+        recyclable[i] = GlobalVisCheckRemovableFullXid(nullptr, meta->retired[i].safexid);
+        if (recyclable[i]) retired_pages(index, &meta->retired[i], pages);
     }
+    if (pages->n == 0) return 0;
+    // Off the metapage first: a crash after this leaves the pages for VACUUM's reclaim walk, never
+    // a retired set naming pages that were reused.
+    LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
+    GenericXLogState *state = GenericXLogStart(index);
+    SimhashMetaData *m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
+    uint32 kept = 0;
+    for (uint32 i = 0; i < m->nretired; ++i)
+        if (!recyclable[i]) m->retired[kept++] = m->retired[i];
+    m->nretired = kept;
+    GenericXLogFinish(state);
+    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    if (simhash_debug_merge_crash_step == 5) {
+        BlockList half = *pages;
+        half.n /= 2;
+        free_pages(index, &half);
+        crash_point(5);
+    }
+    free_pages(index, pages);
+    IndexFreeSpaceMapVacuum(index);
+    return static_cast<BlockNumber>(pages->n);
+}
+
+// Step 1: detaches the pending list, appending it to a merge list left by a crashed merge.
+void detach_pending(Relation index, Buffer meta_buffer) {
+    LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
+    simhash_check_meta(index, BufferGetPage(meta_buffer));
+    if (SimhashPageGetMeta(BufferGetPage(meta_buffer))->pending_head != InvalidBlockNumber) {
+        GenericXLogState *state = GenericXLogStart(index);
+        SimhashMetaData *meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
+        Buffer tail_buffer = InvalidBuffer;
+        if (meta->merge_head == InvalidBlockNumber) {
+            meta->merge_head = meta->pending_head;
+            meta->nmerge = 0;
+            meta->nmerge_pages = 0;
+        } else {
+            tail_buffer = ReadBuffer(index, meta->merge_tail);
+            LockBuffer(tail_buffer, BUFFER_LOCK_EXCLUSIVE);
+            simhash_check_page(index, BufferGetPage(tail_buffer), meta->merge_tail, SIMHASH_PENDING);
+            SimhashPageGetOpaque(GenericXLogRegisterBuffer(state, tail_buffer, 0))->next = meta->pending_head;
+        }
+        meta->merge_tail = meta->pending_tail;
+        meta->nmerge += meta->npending;
+        meta->nmerge_pages += meta->npending_pages;
+        meta->pending_head = meta->pending_tail = InvalidBlockNumber;
+        meta->npending = 0;
+        meta->npending_pages = 0;
+        GenericXLogFinish(state);
+        if (BufferIsValid(tail_buffer)) UnlockReleaseBuffer(tail_buffer);
+    }
+    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    crash_point(1);
+}
+
+// Steps 2-4: the runs `chosen` (indexes into the metapage's runs) and, with `with_merge_list`, the
+// merge list, become one run (none if nothing in them is alive). Merge lock held. Returns false
+// when the metapage has no room to retire the inputs (recycling is held back by an old snapshot):
+// nothing is done then.
+bool merge_inputs(Relation index, Buffer meta_buffer, const int *chosen, int nchosen, bool with_merge_list,
+                  SimhashMergeResult *result) {
+    SimhashMetaData *old = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    memcpy(old, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
+    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    with_merge_list = with_merge_list && old->merge_head != InvalidBlockNumber;
+    if (nchosen == 0 && !with_merge_list) return true;
+    if (old->nretired + nchosen + (with_merge_list ? 1 : 0) > SIMHASH_MAX_RETIRED) return false;
+
+    // 2. Collect the live entries.
+    double expected = with_merge_list ? static_cast<double>(old->nmerge) : 0;
+    for (int i = 0; i < nchosen; ++i) expected += static_cast<double>(old->runs[chosen[i]].nentries - old->runs[chosen[i]].ndead);
+    SimhashSorter *entries = simhash_sorter_begin(simhash_ntables(index), maintenance_work_mem, expected);
+    SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
+    for (int i = 0; i < nchosen; ++i) {
+        simhash_read_run(index, &old->runs[chosen[i]], run);
+        read_chain(index, run->tables[0].first, SIMHASH_DATA, nullptr, nullptr, entries);
+    }
+    if (with_merge_list) read_chain(index, old->merge_head, SIMHASH_PENDING, nullptr, nullptr, entries);
+    crash_point(2);
+
+    // 3. Write the new run.
+    SimhashRunSlot fresh;
+    const bool any = simhash_sorter_count(entries) > 0;
+    if (any) simhash_write_run(index, entries, true, false, &fresh);
+    simhash_sorter_end(entries);
+    crash_point(3);
+
+    // 4. Swap and retire.
+    const FullTransactionId safexid = ReadNextFullTransactionId();
+    LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
+    GenericXLogState *state = GenericXLogStart(index);
+    SimhashMetaData *meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
+    SimhashRunSlot runs[SIMHASH_MAX_RUNS + 1];
+    uint32 nruns = 0;
+    for (uint32 i = 0; i < meta->nruns; ++i) {
+        bool input = false;
+        for (int c = 0; c < nchosen; ++c) input = input || meta->runs[i].header == old->runs[chosen[c]].header;
+        if (!input) {
+            runs[nruns++] = meta->runs[i];
+            continue;
+        }
+        SimhashRetired *retired = &meta->retired[meta->nretired++];
+        memset(retired, 0, sizeof(*retired));
+        retired->safexid = safexid;
+        retired->head = meta->runs[i].header;
+        retired->npages = meta->runs[i].npages;
+        retired->kind = SIMHASH_RUN;
+    }
+    if (any) {  // largest first
+        uint32 at = nruns++;
+        while (at > 0 && runs[at - 1].nentries - runs[at - 1].ndead < fresh.nentries) {
+            runs[at] = runs[at - 1];
+            --at;
+        }
+        runs[at] = fresh;
+    }
+    Assert(nruns <= SIMHASH_MAX_RUNS);
+    memcpy(meta->runs, runs, nruns * sizeof(SimhashRunSlot));
+    meta->nruns = nruns;
+    if (with_merge_list) {
+        SimhashRetired *retired = &meta->retired[meta->nretired++];
+        memset(retired, 0, sizeof(*retired));
+        retired->safexid = safexid;
+        retired->head = meta->merge_head;
+        retired->npages = meta->nmerge_pages;
+        retired->kind = SIMHASH_PENDING;
+        meta->merge_head = meta->merge_tail = InvalidBlockNumber;
+        meta->nmerge = 0;
+        meta->nmerge_pages = 0;
+    }
+    if (any) meta->merges++;
+    meta->last_merge = GetCurrentTimestamp();
+    GenericXLogFinish(state);
+    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    crash_point(4);
+    pfree(run);
+    pfree(old);
+    return true;
+}
+
+// Live sizes of the runs, for the tier policy.
+int runs_to_merge(Relation index, Buffer meta_buffer, int *chosen) {
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
+    uint64 sizes[SIMHASH_MAX_RUNS];
+    const uint32 nruns = meta->nruns;
+    for (uint32 i = 0; i < nruns; ++i) sizes[i] = meta->runs[i].nentries - meta->runs[i].ndead;
+    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    simhash::RunTierPolicy policy;
+    // Tier 0: one pending list written out (its pages hold SIMHASH_ENTRIES_PER_PAGE entries each).
+    policy.base = Max(static_cast<uint64>(1), static_cast<uint64>(simhash_pending_limit(index)) * 1024 / BLCKSZ *
+                                                  SIMHASH_ENTRIES_PER_PAGE);
+    policy.fanout = kTierFanout;
+    policy.max_runs = kMaxLiveRuns;
+    return simhash::choose_runs_to_merge(sizes, nruns, policy, chosen);
+}
+
+void lock_merges(Relation index) { LockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock); }
+void unlock_merges(Relation index) { UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock); }
+
+// The whole merge, merge lock held: recycle, write the pending list out, merge tiers.
+void merge_locked(Relation index, SimhashMergeResult *result) {
+    MemoryContext merge_context = AllocSetContextCreate(CurrentMemoryContext, "simhash merge", ALLOCSET_DEFAULT_SIZES);
+    MemoryContext old_context = MemoryContextSwitchTo(merge_context);
+    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    result->freed += recycle_retired(index, meta_buffer);
+    detach_pending(index, meta_buffer);
+    if (merge_inputs(index, meta_buffer, nullptr, 0, true, result)) {
+        for (int round = 0; round < SIMHASH_MAX_RUNS; ++round) {
+            CHECK_FOR_INTERRUPTS();
+            int chosen[kTierFanout];
+            const int nchosen = runs_to_merge(index, meta_buffer, chosen);
+            if (nchosen == 0 || !merge_inputs(index, meta_buffer, chosen, nchosen, false, result)) break;
+            MemoryContextReset(merge_context);
+        }
+    }
+    ReleaseBuffer(meta_buffer);
+    MemoryContextSwitchTo(old_context);
+    MemoryContextDelete(merge_context);
+}
+
+struct PageVisit {
+    bool *reachable;
+    BlockNumber nblocks;
+};
+
+void mark_visitor(BlockNumber blkno, void *arg) {
+    PageVisit *v = static_cast<PageVisit *>(arg);
+    if (blkno < v->nblocks) v->reachable[blkno] = true;
 }
 
 // Marks the pending list and the list being merged, under the metapage's share lock (inserts
 // append to the pending list meanwhile).
-void mark_pending_lists(Relation index, bool *reachable, BlockNumber nblocks) {
+void mark_pending_lists(Relation index, PageVisit *v) {
     Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
     LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
     const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
-    mark_chain(index, meta->pending_head, SIMHASH_PENDING, reachable, nblocks);
-    mark_chain(index, meta->merge_head, SIMHASH_PENDING, reachable, nblocks);
+    read_chain(index, meta->pending_head, SIMHASH_PENDING, mark_visitor, v, nullptr);
+    read_chain(index, meta->merge_head, SIMHASH_PENDING, mark_visitor, v, nullptr);
     UnlockReleaseBuffer(meta_buffer);
 }
 
@@ -112,188 +336,180 @@ bool pages_unaccounted_for(Relation index, const SimhashMetaData *meta, BlockNum
     BlockNumber free_pages = 0;
     for (BlockNumber blkno = 1; blkno < nblocks; ++blkno)
         if (GetRecordedFreeSpace(index, blkno) > 0) ++free_pages;
-    const uint64 in_use = 1 + simhash_table_pages(meta) + meta->npending_pages;  // with the metapage
+    uint64 in_use = 1 + simhash_run_pages(meta) + meta->npending_pages;  // with the metapage
+    for (uint32 i = 0; i < meta->nretired; ++i) in_use += meta->retired[i].npages;
     return static_cast<uint64>(nblocks) - free_pages > in_use;
 }
 
-// Debugging aid for the crash tests: simhash.debug_merge_crash_step = N stops the server (PANIC)
-// right after step N of a merge (5: after freeing half of the old pages). The WAL written so far
-// is flushed first, as a large merge's would have been by then: otherwise recovery would simply
-// forget a small merge's pages.
-void crash_point(int step) {
-    if (simhash_debug_merge_crash_step != step) return;
-    XLogFlush(GetXLogInsertRecPtr());
-    elog(PANIC, "simhash: crashing after merge step %d (simhash.debug_merge_crash_step)", step);
+// VACUUM's first pass over one chain: dead entries become tombstones. Returns how many.
+double mark_dead(Relation index, BlockNumber blkno, uint16 flags, IndexBulkDeleteCallback callback,
+                 void *callback_state) {
+    double removed = 0;
+    while (blkno != InvalidBlockNumber) {
+        vacuum_delay_point_compat();
+        Buffer buffer;
+        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
+        const int n = SimhashPageGetOpaque(page)->nentries;
+        bool dead[SIMHASH_ENTRIES_PER_PAGE];
+        int ndead = 0;
+        // The callback reads the dead TIDs' array only: safe under a buffer lock, as for nbtree.
+        for (int i = 0; i < n; ++i) {
+            ItemPointerData tid = SimhashPageGetTids(page)[i];
+            dead[i] = !simhash_tid_is_dead(&tid) && callback(&tid, callback_state);
+            ndead += dead[i];
+        }
+        if (ndead > 0) {
+            // Pending pages may gain entries meanwhile; only the first n are ours to mark.
+            LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
+            LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+            GenericXLogState *state = GenericXLogStart(index);
+            Page image = GenericXLogRegisterBuffer(state, buffer, 0);
+            for (int i = 0; i < n; ++i)
+                if (dead[i]) ItemPointerSetOffsetNumber(&SimhashPageGetTids(image)[i], 0);
+            GenericXLogFinish(state);
+            removed += ndead;
+        }
+        blkno = SimhashPageGetOpaque(page)->next;
+        UnlockReleaseBuffer(buffer);
+    }
+    return removed;
 }
 
 }  // namespace
 
+void simhash_collect_run_pages(Relation index, BlockNumber header, void (*visit)(BlockNumber, void *), void *arg) {
+    Buffer buffer;
+    Page page = simhash_lock_page(index, header, BUFFER_LOCK_SHARE, SIMHASH_RUN, &buffer);
+    SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
+    memcpy(run, SimhashPageGetRun(page), sizeof(SimhashRunData));
+    UnlockReleaseBuffer(buffer);
+    if (run->ntables > SIMHASH_MAX_TABLES || run->nmappages > SIMHASH_MAX_MAP_PAGES)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has an invalid run header at block %u", RelationGetRelationName(index), header)));
+    visit(header, arg);
+    for (int t = 0; t < run->ntables; ++t) {
+        read_chain(index, run->tables[t].first, t == 0 ? SIMHASH_DATA : SIMHASH_REF, visit, arg, nullptr);
+        for (uint32 i = 0; i < run->tables[t].ndirpages && i < SIMHASH_MAX_DIR_PAGES; ++i) visit(run->tables[t].dir[i], arg);
+    }
+    for (uint32 i = 0; i < run->nmappages; ++i) visit(run->map[i], arg);
+    pfree(run);
+}
+
 BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
-    // With the merge lock held no merge writes or frees tables, so every data, ref, directory or
-    // map page the metapage does not reach was left by a merge that crashed (its new tables before
-    // the swap, or the old ones after it), and so is every pending page in neither pending list
-    // (a merge list detached by the swap). Deleted pages go back to the FSM, which is not
-    // WAL-logged and may have lost them. New pages are left alone: a concurrent insert may have
-    // just extended the relation with one.
-    LockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+    // With the merge lock held no merge writes or frees runs, so every page of a run that neither
+    // the metapage's runs nor its retired sets reach was left by a merge that crashed (a new run
+    // before its swap, or a recycled set half freed), and so is every pending page in no list.
+    // Deleted pages go back to the FSM, which is not WAL-logged and may have lost them. New pages
+    // are left alone: a concurrent insert may have just extended the relation with one.
+    lock_merges(index);
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
     simhash_read_meta(index, meta);
     const BlockNumber nblocks = RelationGetNumberOfBlocks(index);
     if (!pages_unaccounted_for(index, meta, nblocks)) {
-        UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+        unlock_merges(index);
         return 0;
     }
-    bool *reachable = static_cast<bool *>(palloc0(Max(nblocks, 1)));
-    reachable[SIMHASH_METAPAGE_BLKNO] = true;
-    for (int t = 0; t < meta->ntables; ++t) {
-        mark_chain(index, meta->tables[t].first, t == 0 ? SIMHASH_DATA : SIMHASH_REF, reachable, nblocks);
-        for (uint32 i = 0; i < meta->tables[t].ndirpages; ++i)
-            if (meta->tables[t].dir[i] < nblocks) reachable[meta->tables[t].dir[i]] = true;
+    PageVisit visit;
+    visit.reachable = static_cast<bool *>(palloc0(Max(nblocks, 1)));
+    visit.nblocks = nblocks;
+    visit.reachable[SIMHASH_METAPAGE_BLKNO] = true;
+    for (uint32 i = 0; i < meta->nruns; ++i) simhash_collect_run_pages(index, meta->runs[i].header, mark_visitor, &visit);
+    for (uint32 i = 0; i < meta->nretired; ++i) {
+        if (meta->retired[i].kind == SIMHASH_RUN)
+            simhash_collect_run_pages(index, meta->retired[i].head, mark_visitor, &visit);
+        else
+            read_chain(index, meta->retired[i].head, SIMHASH_PENDING, mark_visitor, &visit, nullptr);
     }
-    for (uint32 i = 0; i < meta->nmappages; ++i)
-        if (meta->map[i] < nblocks) reachable[meta->map[i]] = true;
 
     BlockList *garbage = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
     bool pending_candidates = false;
     for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
-        if (reachable[blkno]) continue;
+        if (visit.reachable[blkno]) continue;
         vacuum_delay_point_compat();
         const uint16 flags = simhash_page_flags(index, blkno);
         if (flags & SIMHASH_DELETED)
             RecordFreeIndexPage(index, blkno);
-        else if (flags & (SIMHASH_DATA | SIMHASH_REF | SIMHASH_DIR | SIMHASH_MAP))
+        else if (flags & (SIMHASH_DATA | SIMHASH_REF | SIMHASH_DIR | SIMHASH_MAP | SIMHASH_RUN))
             block_list_push(garbage, blkno);
         else if (flags & SIMHASH_PENDING)
             pending_candidates = true;
     }
     if (pending_candidates) {
-        // Pending pages reached now are in use; the others were detached by a swap and not freed.
-        mark_pending_lists(index, reachable, nblocks);
+        // Pending pages reached now are in use; the others belong to no list.
+        mark_pending_lists(index, &visit);
         for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
-            if (reachable[blkno]) continue;
+            if (visit.reachable[blkno]) continue;
             if (simhash_page_flags(index, blkno) & SIMHASH_PENDING) block_list_push(garbage, blkno);
         }
     }
     free_pages(index, garbage);
-    if (garbage->n > 0) IndexFreeSpaceMapVacuum(index);
+    IndexFreeSpaceMapVacuum(index);
     const BlockNumber reclaimed = static_cast<BlockNumber>(garbage->n);
-    UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+    unlock_merges(index);
     return reclaimed;
 }
 
-void simhash_merge(Relation index, IndexBulkDeleteCallback callback, void *callback_state, bool wait,
-                   SimhashMergeResult *result) {
+void simhash_merge(Relation index, bool wait, SimhashMergeResult *result) {
     result->removed = result->remaining = 0;
     result->freed = 0;
     if (wait)
-        LockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+        lock_merges(index);
     else if (!ConditionalLockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock))
         return;
-
-    // 1. Detach the pending list.
-    SimhashMetaData *old = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
-    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-    LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
-    simhash_check_meta(index, BufferGetPage(meta_buffer));
-    if (SimhashPageGetMeta(BufferGetPage(meta_buffer))->pending_head != InvalidBlockNumber) {
-        GenericXLogState *state = GenericXLogStart(index);
-        SimhashMetaData *meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
-        Buffer tail_buffer = InvalidBuffer;
-        if (meta->merge_head == InvalidBlockNumber) {
-            meta->merge_head = meta->pending_head;
-            meta->nmerge = 0;
-        } else {
-            tail_buffer = ReadBuffer(index, meta->merge_tail);
-            LockBuffer(tail_buffer, BUFFER_LOCK_EXCLUSIVE);
-            simhash_check_page(index, BufferGetPage(tail_buffer), meta->merge_tail, SIMHASH_PENDING);
-            SimhashPageGetOpaque(GenericXLogRegisterBuffer(state, tail_buffer, 0))->next = meta->pending_head;
-        }
-        meta->merge_tail = meta->pending_tail;
-        meta->nmerge += meta->npending;
-        meta->pending_head = meta->pending_tail = InvalidBlockNumber;
-        meta->npending = 0;
-        meta->npending_pages = 0;
-        GenericXLogFinish(state);
-        if (BufferIsValid(tail_buffer)) UnlockReleaseBuffer(tail_buffer);
-    }
-    memcpy(old, SimhashPageGetMeta(BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
-    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
-    crash_point(1);
-
-    if (!callback && old->merge_head == InvalidBlockNumber) {  // nothing to merge, nothing to delete
-        result->remaining = static_cast<double>(old->nentries);
-        ReleaseBuffer(meta_buffer);
-        UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
-        return;
-    }
-
-    MemoryContext merge_context = AllocSetContextCreate(CurrentMemoryContext, "simhash merge", ALLOCSET_DEFAULT_SIZES);
-    MemoryContext old_context = MemoryContextSwitchTo(merge_context);
-
-    // 2. Collect the live entries and the pages to free.
-    SimhashSorter *entries = simhash_sorter_begin(old->ntables, maintenance_work_mem, static_cast<double>(old->nentries + old->nmerge));
-    BlockList *pages = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
-    double removed = 0;
-    read_chain(index, old->tables[0].first, SIMHASH_DATA, pages, entries, callback, callback_state, &removed);
-    read_chain(index, old->merge_head, SIMHASH_PENDING, pages, entries, callback, callback_state, &removed);
-    result->removed = removed;
-    result->remaining = static_cast<double>(simhash_sorter_count(entries));
-    crash_point(2);
-
-    if (removed > 0 || old->merge_head != InvalidBlockNumber) {
-        for (int t = 1; t < old->ntables; ++t)
-            read_chain(index, old->tables[t].first, SIMHASH_REF, pages, nullptr, nullptr, nullptr, nullptr);
-        for (int t = 0; t < old->ntables; ++t)
-            for (uint32 i = 0; i < old->tables[t].ndirpages; ++i) block_list_push(pages, old->tables[t].dir[i]);
-        for (uint32 i = 0; i < old->nmappages; ++i) block_list_push(pages, old->map[i]);
-
-        // 3. Write the new tables.
-        SimhashMetaData *fresh = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
-        memcpy(fresh, old, sizeof(SimhashMetaData));
-        simhash_write_tables(index, entries, fresh, true, false);
-        crash_point(3);
-
-        // 4. Swap.
-        LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
-        GenericXLogState *state = GenericXLogStart(index);
-        SimhashMetaData *meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
-        meta->dirbits = fresh->dirbits;
-        meta->nentries = fresh->nentries;
-        memcpy(meta->tables, fresh->tables, sizeof(meta->tables));
-        meta->nmappages = fresh->nmappages;
-        memcpy(meta->map, fresh->map, sizeof(meta->map));
-        meta->merge_head = meta->merge_tail = InvalidBlockNumber;
-        meta->nmerge = 0;
-        GenericXLogFinish(state);
-        LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
-        crash_point(4);
-
-        // 5. Free the old pages.
-        if (simhash_debug_merge_crash_step == 5) {
-            BlockList half = *pages;
-            half.n /= 2;
-            free_pages(index, &half);
-            crash_point(5);
-        }
-        free_pages(index, pages);
-        result->freed = static_cast<BlockNumber>(pages->n);
-        IndexFreeSpaceMapVacuum(index);
-    }
-    simhash_sorter_end(entries);
-    ReleaseBuffer(meta_buffer);
-    MemoryContextSwitchTo(old_context);
-    MemoryContextDelete(merge_context);
-    UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock);
+    merge_locked(index, result);
+    unlock_merges(index);
 }
 
 IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
                                             IndexBulkDeleteCallback callback, void *callback_state) {
+    Relation index = info->index;
     if (!stats) stats = static_cast<IndexBulkDeleteResult *>(palloc0(sizeof(IndexBulkDeleteResult)));
-    SimhashMergeResult result;
-    simhash_merge(info->index, callback, callback_state, true, &result);
-    stats->tuples_removed += result.removed;
-    stats->num_index_tuples = result.remaining;
-    stats->pages_deleted += result.freed;
+    lock_merges(index);
+    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    simhash_read_meta(index, meta);
+    SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
+    double removed[SIMHASH_MAX_RUNS] = {0};
+    double total = 0;
+    for (uint32 i = 0; i < meta->nruns; ++i) {
+        simhash_read_run(index, &meta->runs[i], run);
+        removed[i] = mark_dead(index, run->tables[0].first, SIMHASH_DATA, callback, callback_state);
+        total += removed[i];
+    }
+    total += mark_dead(index, meta->pending_head, SIMHASH_PENDING, callback, callback_state);
+    total += mark_dead(index, meta->merge_head, SIMHASH_PENDING, callback, callback_state);
+
+    // Count the tombstones on the metapage (runs are matched by header: only merges change the
+    // list, and they wait for the merge lock we hold).
+    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
+    simhash_check_meta(index, BufferGetPage(meta_buffer));
+    GenericXLogState *state = GenericXLogStart(index);
+    SimhashMetaData *m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
+    BlockNumber compact[SIMHASH_MAX_RUNS];
+    int ncompact = 0;
+    for (uint32 i = 0; i < m->nruns; ++i) {
+        Assert(m->runs[i].header == meta->runs[i].header);
+        m->runs[i].ndead += static_cast<uint64>(removed[i]);
+        if (m->runs[i].ndead > kCompactDeadFraction * static_cast<double>(m->runs[i].nentries))
+            compact[ncompact++] = m->runs[i].header;
+    }
+    GenericXLogFinish(state);
+    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+
+    // Runs a fifth dead are rewritten alone (found by header: each rewrite reorders the list).
+    SimhashMergeResult result = {};
+    for (int c = 0; c < ncompact; ++c) {
+        LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+        const SimhashMetaData *now = simhash_check_meta(index, BufferGetPage(meta_buffer));
+        int at = -1;
+        for (uint32 i = 0; i < now->nruns; ++i)
+            if (now->runs[i].header == compact[c]) at = static_cast<int>(i);
+        LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+        if (at < 0 || !merge_inputs(index, meta_buffer, &at, 1, false, &result)) break;
+    }
+    ReleaseBuffer(meta_buffer);
+    unlock_merges(index);
+    stats->tuples_removed += total;
     return stats;
 }
 
@@ -301,14 +517,12 @@ IndexBulkDeleteResult *simhash_amvacuumcleanup(IndexVacuumInfo *info, IndexBulkD
     if (info->analyze_only) return stats;
     if (!stats) stats = static_cast<IndexBulkDeleteResult *>(palloc0(sizeof(IndexBulkDeleteResult)));
     SimhashMergeResult result;
-    simhash_merge(info->index, nullptr, nullptr, true, &result);  // fold in the pending list
+    simhash_merge(info->index, true, &result);  // write the pending list out, merge tiers, recycle
     stats->pages_deleted += result.freed + simhash_reclaim_unreachable_pages(info->index);
     stats->num_pages = RelationGetNumberOfBlocks(info->index);
-    Buffer meta_buffer = ReadBuffer(info->index, SIMHASH_METAPAGE_BLKNO);
-    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
-    const SimhashMetaData *meta = simhash_check_meta(info->index, BufferGetPage(meta_buffer));
-    stats->num_index_tuples = static_cast<double>(meta->nentries + meta->npending + meta->nmerge);
-    UnlockReleaseBuffer(meta_buffer);
+    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    simhash_read_meta(info->index, meta);
+    stats->num_index_tuples = static_cast<double>(simhash_run_entries(meta) + meta->npending + meta->nmerge);
     stats->estimated_count = false;
     return stats;
 }

@@ -1,7 +1,8 @@
 // simhash_index_check(index regclass, concurrently boolean): amcheck-style verification. Checks the metapage, the page
-// ID and kind of every page, that no page is in two chains, the sort order and directory of every
+// ID and kind of every page, that no page is in two structures (runs, pending lists, retired
+// sets), for every run its header against the metapage, the sort order and directory of every
 // table, the map of table 0, that the refs of every other table name each entry of table 0 once
-// with the right bits, the entry counts, and that every
+// with the right bits, the entry and tombstone counts, and that every
 // heap tuple the index must contain (live or recently dead, non-NULL fingerprint) is in it. Holds a
 // ShareLock on the table, so the index cannot change meanwhile; with concurrently, AccessShareLock
 // (writers go on; works on a hot standby) and the heap tuples of an MVCC snapshot. Only the
@@ -40,7 +41,7 @@ struct CheckState {
     Relation index;
     uint8 *owner;  // per block: 0 = not in a chain yet
     BlockNumber nblocks;
-    SimhashEntryArray all;  // table 0 + pending lists, sorted by (fp, tid)
+    SimhashEntryArray all;  // live entries of the runs and pending lists, sorted by (fp, tid)
     double heap_checked;
 };
 
@@ -83,7 +84,7 @@ void check_blocknumber_pages(CheckState *s, const BlockNumber *pages, uint32 npa
 // A chain of table t: pages, sort order, directory; table 0 (full entries, full pages) is appended
 // to `table0` in position order and its map is checked; the refs of the other tables must name
 // every position of table 0 once, with the right 32 bits.
-void check_table(CheckState *s, const SimhashMetaData *meta, const SimhashGeometry *g, int t, SimhashEntryArray *table0) {
+void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometry *g, int t, SimhashEntryArray *table0) {
     const SimhashTable *table = &meta->tables[t];
     const Size nprefixes = Size{1} << g->dirbits;
     const uint16 flags = t == 0 ? SIMHASH_DATA : SIMHASH_REF;
@@ -107,10 +108,10 @@ void check_table(CheckState *s, const SimhashMetaData *meta, const SimhashGeomet
         for (int i = 0; i < n; ++i, ++items) {
             uint32 block;
             if (t == 0) {
-                const SimhashEntry *entry = &SimhashPageGetEntries(page)[i];
-                block = simhash_block(entry->fp, g, 0);
-                ItemPointerData tid = entry->tid;
-                simhash_array_push(table0, entry->fp, &tid);
+                const int64 fp = SimhashPageGetFps(page)[i];
+                block = simhash_block(fp, g, 0);
+                ItemPointerData tid = SimhashPageGetTids(page)[i];
+                simhash_array_push(table0, fp, &tid);
             } else {
                 const SimhashRef ref = SimhashPageGetRefs(page)[i];
                 block = simhash_key_block(ref.key, g, t);
@@ -132,8 +133,8 @@ void check_table(CheckState *s, const SimhashMetaData *meta, const SimhashGeomet
         UnlockReleaseBuffer(buffer);
     }
     if (items != meta->nentries)
-        corrupted(s->index, psprintf("table %d has %zu entries, metapage says " UINT64_FORMAT, t, items, meta->nentries));
-    if (npages != table->npages) corrupted(s->index, psprintf("table %d has %u pages, metapage says %u", t, npages, table->npages));
+        corrupted(s->index, psprintf("table %d has %zu entries, run header says " UINT64_FORMAT, t, items, meta->nentries));
+    if (npages != table->npages) corrupted(s->index, psprintf("table %d has %u pages, run header says %u", t, npages, table->npages));
     if (table->ndirpages != (nprefixes + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
         corrupted(s->index, psprintf("table %d has %u directory pages", t, table->ndirpages));
 
@@ -156,25 +157,81 @@ void check_table(CheckState *s, const SimhashMetaData *meta, const SimhashGeomet
     if (seen) pfree(seen);
 }
 
-uint64 check_pending(CheckState *s, BlockNumber blkno, BlockNumber tail) {
+uint64 check_pending(CheckState *s, BlockNumber blkno, BlockNumber tail, uint32 *npages) {
     uint64 n = 0;
+    *npages = 0;
     BlockNumber last = InvalidBlockNumber;
     while (blkno != InvalidBlockNumber) {
         CHECK_FOR_INTERRUPTS();
         Buffer buffer;
         Page page = read_page(s, blkno, SIMHASH_PENDING, &buffer);
-        const SimhashEntry *entries = SimhashPageGetEntries(page);
+        const int64 *fps = SimhashPageGetFps(page);
+        const ItemPointerData *tids = SimhashPageGetTids(page);
         for (int i = 0; i < SimhashPageGetOpaque(page)->nentries; ++i) {
-            ItemPointerData tid = entries[i].tid;
-            simhash_array_push(&s->all, entries[i].fp, &tid);
+            ItemPointerData tid = tids[i];
+            if (!simhash_tid_is_dead(&tid)) simhash_array_push(&s->all, fps[i], &tid);
             n++;
         }
+        (*npages)++;
         last = blkno;
         blkno = SimhashPageGetOpaque(page)->next;
         UnlockReleaseBuffer(buffer);
     }
-    if (last != tail) corrupted(s->index, psprintf("pending chain ends at block %u, metapage says %u", last, tail));
+    if (tail != InvalidBlockNumber && last != tail)
+        corrupted(s->index, psprintf("pending chain ends at block %u, metapage says %u", last, tail));
     return n;
+}
+
+// One run: header against its slot, every table, tombstone count; its live entries go to s->all.
+void check_run(CheckState *s, const SimhashRunSlot *slot, int number) {
+    Buffer buffer;
+    Page page = read_page(s, slot->header, SIMHASH_RUN, &buffer);
+    SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
+    memcpy(run, SimhashPageGetRun(page), sizeof(SimhashRunData));
+    UnlockReleaseBuffer(buffer);
+    if (run->nentries != slot->nentries || run->ntables != slot->ntables || run->dirbits != slot->dirbits ||
+        run->ntables < SIMHASH_MIN_TABLES || run->ntables > SIMHASH_MAX_TABLES || run->dirbits < 1 ||
+        run->dirbits > 64 / run->ntables || run->nmappages > SIMHASH_MAX_MAP_PAGES || run->nentries == 0)
+        corrupted(s->index, psprintf("run %d (header block %u) does not match its metapage slot", number, slot->header));
+    if (run->tables[0].npages != slot->table0_pages)
+        corrupted(s->index, psprintf("run %d has %u table-0 pages, metapage says %u", number, run->tables[0].npages, slot->table0_pages));
+    SimhashGeometry g;
+    simhash_geometry(run->ntables, run->dirbits, &g);
+    SimhashEntryArray table0 = {};
+    check_table(s, run, &g, 0, &table0);  // position order, as the refs need
+    for (int t = 1; t < run->ntables; ++t) check_table(s, run, &g, t, &table0);
+    uint64 dead = 0;
+    for (Size i = 0; i < table0.n; ++i) {
+        ItemPointerData tid = table0.items[i].tid;
+        if (simhash_tid_is_dead(&tid))
+            dead++;
+        else
+            simhash_array_push(&s->all, table0.items[i].fp, &tid);
+    }
+    if (dead != slot->ndead)
+        corrupted(s->index, psprintf("run %d has " UINT64_FORMAT " tombstones, metapage says " UINT64_FORMAT, number, dead, slot->ndead));
+    if (table0.items) pfree(table0.items);
+    pfree(run);
+}
+
+BlockNumber count_owned(const CheckState *s) {
+    BlockNumber n = 0;
+    for (BlockNumber blkno = 0; blkno < s->nblocks; ++blkno) n += s->owner[blkno];
+    return n;
+}
+
+struct PageCount {
+    CheckState *s;
+    uint32 n;
+};
+
+void claim_page(BlockNumber blkno, void *arg) {
+    PageCount *c = static_cast<PageCount *>(arg);
+    CheckState *s = c->s;
+    if (blkno >= s->nblocks) corrupted(s->index, psprintf("retired set names block %u beyond the end", blkno));
+    if (s->owner[blkno]) corrupted(s->index, psprintf("block %u is reachable twice", blkno));
+    s->owner[blkno] = 1;
+    c->n++;
 }
 
 void heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive, void *state) {
@@ -242,19 +299,40 @@ SIMHASH_FUNCTION(simhash_index_check) {
         UnlockReleaseBuffer(buffer);
     }
 
-    if (meta->tables[0].first != InvalidBlockNumber) {
-        if (meta->dirbits < 1 || meta->dirbits > 64 / meta->ntables) corrupted(index, "invalid dirbits in metapage");
-        SimhashGeometry g;
-        simhash_geometry(meta->ntables, meta->dirbits, &g);
-        check_table(s, meta, &g, 0, &s->all);  // position order, as the refs need
-        for (int t = 1; t < meta->ntables; ++t) check_table(s, meta, &g, t, &s->all);
-    } else if (meta->nentries != 0) {
-        corrupted(index, "metapage counts entries but has no tables");
+    uint64 run_pages_seen = 0;
+    for (uint32 i = 0; i < meta->nruns; ++i) {
+        const BlockNumber before = count_owned(s);
+        check_run(s, &meta->runs[i], static_cast<int>(i + 1));
+        const BlockNumber pages = count_owned(s) - before;
+        if (pages != meta->runs[i].npages)
+            corrupted(index, psprintf("run %u has %u pages, metapage says %u", i + 1, pages, meta->runs[i].npages));
+        run_pages_seen += pages;
+        if (i > 0 && meta->runs[i].nentries > meta->runs[i - 1].nentries + meta->runs[i - 1].ndead &&
+            meta->runs[i].ndead == 0 && meta->runs[i - 1].ndead == 0)
+            corrupted(index, psprintf("runs %u and %u are not largest first", i, i + 1));
     }
-    if (check_pending(s, meta->pending_head, meta->pending_tail) != meta->npending)
-        corrupted(index, "pending list entry count differs from the metapage");
-    if (check_pending(s, meta->merge_head, meta->merge_tail) != meta->nmerge)
-        corrupted(index, "merge list entry count differs from the metapage");
+    uint32 npages;
+    if (check_pending(s, meta->pending_head, meta->pending_tail, &npages) != meta->npending || npages != meta->npending_pages)
+        corrupted(index, "pending list entry or page count differs from the metapage");
+    if (check_pending(s, meta->merge_head, meta->merge_tail, &npages) != meta->nmerge || npages != meta->nmerge_pages)
+        corrupted(index, "merge list entry or page count differs from the metapage");
+    for (uint32 i = 0; i < meta->nretired; ++i) {
+        PageCount count = {s, 0};
+        if (meta->retired[i].kind == SIMHASH_RUN)
+            simhash_collect_run_pages(index, meta->retired[i].head, claim_page, &count);
+        else if (meta->retired[i].kind == SIMHASH_PENDING) {
+            for (BlockNumber blkno = meta->retired[i].head; blkno != InvalidBlockNumber;) {
+                Buffer buffer;
+                Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, SIMHASH_PENDING, &buffer);
+                claim_page(blkno, &count);
+                blkno = SimhashPageGetOpaque(page)->next;
+                UnlockReleaseBuffer(buffer);
+            }
+        } else
+            corrupted(index, psprintf("retired set %u has an unknown kind", i));
+        if (count.n != meta->retired[i].npages)
+            corrupted(index, psprintf("retired set %u has %u pages, metapage says %u", i, count.n, meta->retired[i].npages));
+    }
     if (concurrently) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
     ReleaseBuffer(meta_buffer);
     qsort(s->all.items, s->all.n, sizeof(SimhashEntry), compare_entries);

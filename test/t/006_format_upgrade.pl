@@ -1,0 +1,62 @@
+# An index in an older on-disk format (the metapage's version field set back to 3, as an index
+# built by simhash 0.1.0 has it): ALTER EXTENSION ... UPDATE names it in a WARNING (extension
+# scripts run with client_min_messages at WARNING at least), queries and
+# writes that would use it fail with a hint to REINDEX, simhash_index_info reports its version,
+# and REINDEX brings it back.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('format_upgrade');
+$node->init;
+$node->append_conf('postgresql.conf', "autovacuum = off\n");
+$node->start;
+$node->safe_psql('postgres', q{
+CREATE EXTENSION simhash VERSION '0.1.0';
+CREATE TABLE docs (id int, fp bigint);
+INSERT INTO docs SELECT g, hashtextextended('doc' || g, 0) FROM generate_series(1, 5000) g;
+CREATE INDEX docs_fp ON docs USING simhash (fp);
+CREATE INDEX docs_id ON docs (id);
+});
+my $file = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('docs_fp')");
+$node->stop;
+
+# The metapage: page header (24 bytes), then magic (4 bytes) and version (4 bytes).
+open(my $fh, '+<', $file) or die "open $file: $!";
+binmode $fh;
+seek($fh, 24, 0);
+read($fh, my $magic, 4);
+is(unpack('V', $magic), 0x53484958, 'the metapage starts with the simhash magic');
+seek($fh, 28, 0);
+print $fh pack('V', 3);
+close($fh);
+$node->start;
+
+my ($ret, $out, $err) = $node->psql('postgres', 'ALTER EXTENSION simhash UPDATE');
+is($ret, 0, 'the extension updates');
+like($err, qr/WARNING:  simhash 0\.2\.0 stores indexes in a new on-disk format; REINDEX these indexes: docs_fp/,
+	'the update names the index to rebuild');
+unlike($err, qr/docs_id/, 'and only simhash indexes of the old format');
+
+is($node->safe_psql('postgres', "SELECT version, runs IS NULL FROM simhash_index_info('docs_fp')"), '3|t',
+	'simhash_index_info reports the old version');
+($ret, $out, $err) = $node->psql('postgres',
+	"SET enable_seqscan = off; SELECT count(*) FROM docs WHERE hamming(fp, hashtextextended('doc7', 0)) <= 3",
+	extra_params => ['-v', 'VERBOSITY=verbose']);
+like($err, qr/55000: simhash index "docs_fp" has on-disk format version 3, this library reads version 4/,
+	'a query through the index is refused (object_not_in_prerequisite_state)');
+like($err, qr/HINT:  REINDEX INDEX docs_fp; rebuilds it in the current format/, 'with a hint to REINDEX');
+($ret, $out, $err) = $node->psql('postgres', 'INSERT INTO docs VALUES (0, 42)');
+like($err, qr/has on-disk format version 3/, 'so is a write');
+
+$node->safe_psql('postgres', 'REINDEX INDEX docs_fp');
+is($node->safe_psql('postgres', "SELECT version FROM simhash_index_info('docs_fp')"), '4', 'REINDEX rebuilds it');
+my $q = "SELECT count(*) FROM docs WHERE hamming(fp, hashtextextended('doc7', 0)) <= 3";
+is($node->safe_psql('postgres', "SET enable_seqscan = off; $q"), '1', 'and queries use it again');
+is($node->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'the rebuilt index verifies');
+($ret, $out, $err) = $node->psql('postgres', 'ALTER EXTENSION simhash UPDATE');
+unlike($err, qr/REINDEX these indexes/, 'nothing left to rebuild');
+$node->stop;
+done_testing();
