@@ -349,12 +349,13 @@ void table_finish(TableWriter *tw, Size nprefixes) {
 
 }  // namespace
 
-void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, SimhashRunSlot *slot) {
+void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, uint64 serial, SimhashRunSlot *slot) {
     const int ntables = s->ntables;
     const Size n = s->n;
     Assert(n > 0);
     SimhashRunData *meta = static_cast<SimhashRunData *>(palloc0(sizeof(SimhashRunData)));
     for (int t = 0; t < SIMHASH_MAX_TABLES; ++t) meta->tables[t].first = InvalidBlockNumber;
+    meta->serial = serial;
     meta->nentries = n;
     meta->ntables = static_cast<uint16>(ntables);
     const Size table0_pages = (n + SIMHASH_ENTRIES_PER_PAGE - 1) / SIMHASH_ENTRIES_PER_PAGE;
@@ -467,6 +468,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     set_lower(w->image.data, sizeof(SimhashRunData));
     writer_flush(w, InvalidBlockNumber);
     if (!logged) writer_write_batch(w);
+    slot->serial = serial;
     slot->header = header;
     slot->npages = w->npages;
     slot->nentries = n;
@@ -508,7 +510,7 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
     smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
     if (simhash_sorter_count(entries) > 0) {
         SimhashMetaData *meta = SimhashPageGetMeta(meta_image->data);
-        simhash_write_run(index, entries, false, true, &meta->runs[0]);
+        simhash_write_run(index, entries, false, true, 0, &meta->runs[0]);
         meta->nruns = 1;
     }
     if (RelationNeedsWAL(index))

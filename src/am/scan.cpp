@@ -45,7 +45,8 @@ struct ProbeQuery {
     uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_key32 of the probing center
     int r;                            // probing radius
     int rb;                           // per-block radius
-    const SimhashRunData *run;        // the run being probed
+    const SimhashRunData *run;        // the run being probed, and its directories (backend cache)
+    const BlockNumber *dir[SIMHASH_MAX_TABLES];
     Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
     BlockNumber map_blkno;
     TIDBitmap *tbm;     // bitmap scans
@@ -110,27 +111,6 @@ void enumerate(uint32 value, int from, int budget, int len, uint32 *out, Size *n
     out[(*n)++] = value;
     if (budget == 0) return;
     for (int bit = from; bit < len; ++bit) enumerate(value ^ (uint32{1} << bit), bit + 1, budget - 1, len, out, n);
-}
-
-// Reads the directory slot of `prefix` in table t.
-BlockNumber directory_lookup(Relation index, const SimhashTable *table, uint32 prefix, Buffer *dir_buffer,
-                             BlockNumber *dir_blkno) {
-    const uint32 page_index = prefix / SIMHASH_DIR_PER_PAGE;
-    if (page_index >= table->ndirpages) return InvalidBlockNumber;
-    const BlockNumber blkno = table->dir[page_index];
-    if (*dir_blkno != blkno) {
-        if (BufferIsValid(*dir_buffer)) ReleaseBuffer(*dir_buffer);
-        *dir_buffer = ReadBuffer(index, blkno);
-        *dir_blkno = blkno;
-    }
-    LockBuffer(*dir_buffer, BUFFER_LOCK_SHARE);
-    Page page = BufferGetPage(*dir_buffer);
-    simhash_check_page(index, page, blkno, SIMHASH_DIR);
-    const uint32 slot = prefix % SIMHASH_DIR_PER_PAGE;
-    const BlockNumber result =
-        slot < SimhashPageGetOpaque(page)->nentries ? SimhashPageGetDir(page)[slot] : InvalidBlockNumber;
-    LockBuffer(*dir_buffer, BUFFER_LOCK_UNLOCK);
-    return result;
 }
 
 // The full entry at position `pos` of table 0, through the map pages.
@@ -223,19 +203,14 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno
 void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
     uint32 *values = static_cast<uint32 *>(palloc(total_probes * sizeof(uint32)));
     for (int t = 0; t < q->g.ntables; ++t) {
-        const SimhashTable *table = &q->run->tables[t];
         Size n = 0;
         enumerate(q->qblock[t], 0, Min(q->rb, q->g.len[t]), q->g.len[t], values, &n);
         std::sort(values, values + n);
-        Buffer dir_buffer = InvalidBuffer;
-        BlockNumber dir_blkno = InvalidBlockNumber;
         for (Size i = 0; i < n; ++i) {
             CHECK_FOR_INTERRUPTS();
-            const BlockNumber first =
-                directory_lookup(index, table, simhash_prefix(values[i], &q->g, t), &dir_buffer, &dir_blkno);
+            const BlockNumber first = q->dir[t][simhash_prefix(values[i], &q->g, t)];
             if (first != InvalidBlockNumber) probe(index, q, t, values[i], first);
         }
-        if (BufferIsValid(dir_buffer)) ReleaseBuffer(dir_buffer);
     }
     if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
     q->map_buffer = InvalidBuffer;
@@ -285,11 +260,12 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     q->r = q->radius[primary];
     q->map_buffer = InvalidBuffer;
     q->map_blkno = InvalidBlockNumber;
-    SimhashRunData *run = nruns > 0 ? static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData))) : nullptr;
     for (uint32 i = 0; i < nruns; ++i) {
         SimhashScanEstimate estimate;
         simhash_estimate_scan(index, &runs[i], q->r, &estimate);
-        simhash_read_run(index, &runs[i], run);
+        SimhashCachedRun cached;
+        simhash_cached_run(index, &runs[i], &cached);
+        const SimhashRunData *run = cached.run;
         if (estimate.full_scan) {
             scan_chain(index, q, run->tables[0].first, SIMHASH_DATA);
             continue;
@@ -297,13 +273,13 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
         simhash_geometry(run->ntables, run->dirbits, &q->g);
         q->rb = q->r / run->ntables;
         q->run = run;
+        memcpy(q->dir, cached.dir, sizeof(q->dir));
         for (int t = 0; t < run->ntables; ++t) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
             q->qkey[t] = simhash_key32(q->center[primary], &q->g, t);
         }
         probe_tables(index, q, static_cast<Size>(estimate.probes));
     }
-    if (run) pfree(run);
     pfree(runs);
     if (hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
     ReleaseBuffer(meta_buffer);

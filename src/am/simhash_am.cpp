@@ -200,7 +200,8 @@ void simhash_read_run(Relation index, const SimhashRunSlot *slot, SimhashRunData
     Buffer buffer;
     Page page = simhash_lock_page(index, slot->header, BUFFER_LOCK_SHARE, SIMHASH_RUN, &buffer);
     const SimhashRunData *stored = SimhashPageGetRun(page);
-    if (stored->nentries != slot->nentries || stored->ntables != slot->ntables || stored->dirbits != slot->dirbits ||
+    if (stored->serial != slot->serial || stored->nentries != slot->nentries || stored->ntables != slot->ntables ||
+        stored->dirbits != slot->dirbits ||
         stored->ntables < SIMHASH_MIN_TABLES || stored->ntables > SIMHASH_MAX_TABLES ||
         stored->dirbits < 1 || stored->dirbits > 64 / stored->ntables || stored->nmappages > SIMHASH_MAX_MAP_PAGES) {
         UnlockReleaseBuffer(buffer);
@@ -328,7 +329,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
             probes += count;
             candidates += count * per_probe;
-            probe_pages += 1.0 + count * (1.0 + per_probe / per_page);
+            probe_pages += count * (1.0 + per_probe / per_page);  // directories are cached per backend
             if (t > 0) {  // refs whose 32 stored bits pass fetch their entry from table 0
                 const int rest = 32 - g.len[t];
                 fetches += count * per_probe * simhash_probe_count(rest, radius) / ldexp(1.0, rest);
@@ -336,13 +337,15 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         }
         // Fetches land on random pages of table 0 (through the map pages): the distinct pages they touch.
         const double table0_pages = Max(1.0, full_pages);
-        probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) +
-                       ceil(table0_pages / SIMHASH_DIR_PER_PAGE);  // map pages
+        const double map_pages = ceil(table0_pages / SIMHASH_DIR_PER_PAGE);
+        probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + map_pages * (1.0 - exp(-fetches / map_pages));
     }
     const double fetch_us =
         kFetchUsSmall + (kFetchUsLarge - kFetchUsSmall) * Min(1.0, full_pages * BLCKSZ / kFetchLargeBytes);
     const double probe_us = probes * kProbeUs + candidates * kCandidateUs + fetches * fetch_us;
-    const double probe_io = probe_pages * random_page_cost;
+    // Probes read some of the pages a full read would, at random; that never costs more I/O than
+    // reading them all in order (small runs are read either way), so CPU decides there.
+    const double probe_io = Min(probe_pages * random_page_cost, full_io);
     const double us_cost = kCostPerUs * cpu_operator_cost;
     if (radius >= 64)
         e->full_scan = true;  // every fingerprint matches: nothing to probe for

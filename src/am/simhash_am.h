@@ -137,6 +137,8 @@ struct SimhashTable {
 
 // The header page of a run: how to read its tables. Written once, never changed.
 struct SimhashRunData {
+    uint64 serial;      // 0 for the build's run, then the metapage's merge count: with the header's
+                        // block number, names the run for backend caches
     uint64 nentries;    // entries in each table, tombstones included
     uint16 ntables;
     uint16 dirbits;
@@ -149,6 +151,7 @@ struct SimhashRunData {
 // A run as the metapage lists it: enough for the planner, the merge policy and VACUUM without
 // reading the header.
 struct SimhashRunSlot {
+    uint64 serial;
     BlockNumber header;
     uint32 npages;        // every page of the run, the header included
     uint64 nentries;      // tombstones included
@@ -265,7 +268,16 @@ void simhash_sorter_end(SimhashSorter *s);
 // last, its header page; fills *slot. `logged` = write through Generic WAL and reuse FSM pages
 // (merges); otherwise (build) write pages directly after the last block and WAL-log them with
 // log_newpages. `progress` reports PROGRESS_CREATEIDX_TUPLES_*.
-void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, SimhashRunSlot *slot);
+void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, uint64 serial, SimhashRunSlot *slot);
+
+// run_cache.cpp: runs never change once written, so each backend keeps their headers and
+// directories (one BlockNumber per key prefix and table) after the first scan that reads them,
+// keyed by relation file, header block and serial. The result is valid until the next call.
+struct SimhashCachedRun {
+    const SimhashRunData *run;
+    const BlockNumber *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each
+};
+void simhash_cached_run(Relation index, const SimhashRunSlot *slot, SimhashCachedRun *out);
 
 // vacuum.cpp
 struct SimhashMergeResult {

@@ -209,7 +209,7 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const int *chosen, int nch
     // 3. Write the new run.
     SimhashRunSlot fresh;
     const bool any = simhash_sorter_count(entries) > 0;
-    if (any) simhash_write_run(index, entries, true, false, &fresh);
+    if (any) simhash_write_run(index, entries, true, false, old->merges + 1, &fresh);
     simhash_sorter_end(entries);
     crash_point(3);
 

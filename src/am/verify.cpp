@@ -189,7 +189,8 @@ void check_run(CheckState *s, const SimhashRunSlot *slot, int number) {
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
     memcpy(run, SimhashPageGetRun(page), sizeof(SimhashRunData));
     UnlockReleaseBuffer(buffer);
-    if (run->nentries != slot->nentries || run->ntables != slot->ntables || run->dirbits != slot->dirbits ||
+    if (run->serial != slot->serial || run->nentries != slot->nentries || run->ntables != slot->ntables ||
+        run->dirbits != slot->dirbits ||
         run->ntables < SIMHASH_MIN_TABLES || run->ntables > SIMHASH_MAX_TABLES || run->dirbits < 1 ||
         run->dirbits > 64 / run->ntables || run->nmappages > SIMHASH_MAX_MAP_PAGES || run->nentries == 0)
         corrupted(s->index, psprintf("run %d (header block %u) does not match its metapage slot", number, slot->header));

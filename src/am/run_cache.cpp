@@ -1,0 +1,97 @@
+// The backend-local cache of run headers and directories. A scan otherwise reads a run's header
+// page (and copies up to 5 kB of it) for every run and a directory page for every probe; with the
+// cache a probe goes straight to its data page. Entries are keyed by relation file (a REINDEX or
+// TRUNCATE gives a new one), header block and serial (a recycled header block gets a new serial),
+// so a stale entry is never found, only left to age out: past kCacheBytes the whole cache is
+// dropped and refilled by later scans.
+#include "am/simhash_am.h"
+
+extern "C" {
+#include "utils/memutils.h"
+}
+
+namespace {
+
+constexpr Size kCacheBytes = 64 * 1024 * 1024;
+constexpr int kCacheEntries = 128;
+
+struct CacheEntry {
+    Oid tablespace;
+    Oid relfilenode;
+    BlockNumber header;
+    uint64 serial;
+    SimhashCachedRun cached;
+    Size bytes;
+    MemoryContext context;
+};
+
+MemoryContext cache_context = nullptr;
+CacheEntry entries[kCacheEntries];
+int nentries = 0;
+Size cached_bytes = 0;
+
+void drop_all() {
+    if (cache_context) MemoryContextReset(cache_context);
+    nentries = 0;
+    cached_bytes = 0;
+}
+
+void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
+    MemoryContext old = MemoryContextSwitchTo(cache_context);
+    SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
+    simhash_read_run(index, slot, run);
+    const Size nprefixes = Size{1} << run->dirbits;
+    BlockNumber *dirs = static_cast<BlockNumber *>(palloc(run->ntables * nprefixes * sizeof(BlockNumber)));
+    MemoryContextSwitchTo(old);
+    for (int t = 0; t < run->ntables; ++t) {
+        const SimhashTable *table = &run->tables[t];
+        BlockNumber *dir = dirs + t * nprefixes;
+        if (table->ndirpages != (nprefixes + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE ||
+            table->ndirpages > SIMHASH_MAX_DIR_PAGES)
+            ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                            errmsg("index \"%s\" run at block %u has %u directory pages in table %d",
+                                   RelationGetRelationName(index), slot->header, table->ndirpages, t),
+                            errhint("REINDEX it.")));
+        for (uint32 d = 0; d < table->ndirpages; ++d) {
+            Buffer buffer;
+            Page page = simhash_lock_page(index, table->dir[d], BUFFER_LOCK_SHARE, SIMHASH_DIR, &buffer);
+            const Size first = Size{d} * SIMHASH_DIR_PER_PAGE;
+            const Size n = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), nprefixes - first);
+            const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(page)->nentries), n);
+            memcpy(dir + first, SimhashPageGetDir(page), stored * sizeof(BlockNumber));
+            for (Size i = stored; i < n; ++i) dir[first + i] = InvalidBlockNumber;
+            UnlockReleaseBuffer(buffer);
+        }
+        e->cached.dir[t] = dir;
+    }
+    e->cached.run = run;
+    e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(BlockNumber);
+}
+
+}  // namespace
+
+void simhash_cached_run(Relation index, const SimhashRunSlot *slot, SimhashCachedRun *out) {
+    const Oid tablespace = index->rd_rel->reltablespace, relfilenode = index->rd_rel->relfilenode;
+    for (int i = 0; i < nentries; ++i) {
+        const CacheEntry *e = &entries[i];
+        if (e->header == slot->header && e->serial == slot->serial && e->relfilenode == relfilenode &&
+            e->tablespace == tablespace) {
+            *out = e->cached;
+            return;
+        }
+    }
+    if (!cache_context)
+        cache_context = AllocSetContextCreate(TopMemoryContext, "simhash run cache", ALLOCSET_DEFAULT_SIZES);
+    if (nentries == kCacheEntries || cached_bytes > kCacheBytes) drop_all();
+    // Filled in a scratch entry and published only once complete: an error while reading leaves
+    // the cache as it was (the palloc'd parts are reclaimed by the next drop_all).
+    CacheEntry e = {};
+    e.tablespace = tablespace;
+    e.relfilenode = relfilenode;
+    e.header = slot->header;
+    e.serial = slot->serial;
+    load(index, slot, &e);
+    entries[nentries++] = e;
+    cached_bytes += e.bytes;
+    *out = e.cached;
+}
