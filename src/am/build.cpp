@@ -266,7 +266,7 @@ struct TableWriter {
     uint16 flags;
     Size per_page;
     SimhashTable *table;
-    BlockNumber *dir;
+    SimhashDirSlot *dir;
     Size next_prefix;
     BlockNumber current;
     char *slots;
@@ -275,7 +275,7 @@ struct TableWriter {
     BlockNumber *pages;  // table 0: every page, for the map
 };
 
-void table_begin(TableWriter *tw, PageWriter *w, const SimhashGeometry *g, int t, SimhashTable *table, BlockNumber *dir,
+void table_begin(TableWriter *tw, PageWriter *w, const SimhashGeometry *g, int t, SimhashTable *table, SimhashDirSlot *dir,
                  BlockNumber *pages) {
     tw->w = w;
     tw->g = g;
@@ -312,6 +312,13 @@ void table_add(TableWriter *tw, const void *item, uint32 block) {
         tw->slots = PageGetContents(tw->w->image.data);
         tw->used = 0;
     }
+    const Size prefix = simhash_prefix(block, tw->g, tw->t);
+    while (tw->next_prefix <= prefix) {
+        SimhashDirSlot *slot = &tw->dir[tw->next_prefix++];
+        slot->blkno = tw->current;
+        slot->offset = static_cast<uint16>(tw->used);
+        slot->unused = 0;
+    }
     if (tw->t == 0) {
         const SimhashEntry *entry = static_cast<const SimhashEntry *>(item);
         SimhashPageGetFps(tw->w->image.data)[tw->used] = entry->fp;
@@ -321,28 +328,33 @@ void table_add(TableWriter *tw, const void *item, uint32 block) {
     }
     tw->used++;
     tw->written++;
-    const Size prefix = simhash_prefix(block, tw->g, tw->t);
-    while (tw->next_prefix <= prefix) tw->dir[tw->next_prefix++] = tw->current;
 }
 
-// Writes `count` BlockNumbers as pages of `flags`, recording the pages in `out`.
-uint32 write_blocknumbers(PageWriter *w, const BlockNumber *items, Size count, uint16 flags, BlockNumber *out) {
+// Writes `count` items of `item_size` bytes, `per_page` to a page of `flags`, recording the pages
+// in `out` (directories and map pages).
+template <typename Item>
+uint32 write_array(PageWriter *w, const Item *items, Size count, uint16 flags, BlockNumber *out) {
+    constexpr Size per_page = SIMHASH_PAGE_SPACE / sizeof(Item);
     uint32 npages = 0;
-    for (Size first = 0; first < count; first += SIMHASH_DIR_PER_PAGE) {
-        const Size chunk = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), count - first);
+    for (Size first = 0; first < count; first += per_page) {
+        const Size chunk = Min(per_page, count - first);
         out[npages++] = writer_start(w, flags, false);
         Page image = w->image.data;
-        memcpy(SimhashPageGetDir(image), items + first, chunk * sizeof(BlockNumber));
+        memcpy(PageGetContents(image), items + first, chunk * sizeof(Item));
         SimhashPageGetOpaque(image)->nentries = static_cast<uint16>(chunk);
-        set_lower(image, chunk * sizeof(BlockNumber));
+        set_lower(image, chunk * sizeof(Item));
     }
     return npages;
 }
 
 void table_finish(TableWriter *tw, Size nprefixes) {
     table_close_page(tw);
-    while (tw->next_prefix < nprefixes) tw->dir[tw->next_prefix++] = InvalidBlockNumber;
-    tw->table->ndirpages = write_blocknumbers(tw->w, tw->dir, nprefixes, SIMHASH_DIR, tw->table->dir);
+    while (tw->next_prefix < nprefixes) {
+        SimhashDirSlot *slot = &tw->dir[tw->next_prefix++];
+        slot->blkno = InvalidBlockNumber;
+        slot->offset = slot->unused = 0;
+    }
+    tw->table->ndirpages = write_array(tw->w, tw->dir, nprefixes, SIMHASH_DIR, tw->table->dir);
     writer_flush(tw->w, InvalidBlockNumber);
     if (!tw->w->logged) writer_write_batch(tw->w);
 }
@@ -359,7 +371,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     meta->nentries = n;
     meta->ntables = static_cast<uint16>(ntables);
     const Size table0_pages = (n + SIMHASH_ENTRIES_PER_PAGE - 1) / SIMHASH_ENTRIES_PER_PAGE;
-    if (n > PG_UINT32_MAX || table0_pages > static_cast<Size>(SIMHASH_MAX_MAP_PAGES) * SIMHASH_DIR_PER_PAGE)
+    if (n > PG_UINT32_MAX || table0_pages > static_cast<Size>(SIMHASH_MAX_MAP_PAGES) * SIMHASH_MAP_PER_PAGE)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("simhash index \"%s\" cannot hold %zu entries in one run", RelationGetRelationName(index), n)));
 
@@ -369,7 +381,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     const Size nprefixes = Size{1} << g.dirbits;
     const bool spilled = simhash_sorter_spilled(s);
     Size *buckets = static_cast<Size *>(palloc((nprefixes + 1) * sizeof(Size)));
-    BlockNumber *dir = static_cast<BlockNumber *>(palloc(nprefixes * sizeof(BlockNumber)));
+    SimhashDirSlot *dir = static_cast<SimhashDirSlot *>(palloc(nprefixes * sizeof(SimhashDirSlot)));
     BlockNumber *pages0 = static_cast<BlockNumber *>(MemoryContextAllocHuge(CurrentMemoryContext, table0_pages * sizeof(BlockNumber)));
     PageWriter *w = static_cast<PageWriter *>(palloc(sizeof(PageWriter)));
     w->index = index;
@@ -415,7 +427,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         if ((pos & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
     }
     table_finish(&tw, nprefixes);
-    meta->nmappages = write_blocknumbers(w, pages0, table0_pages, SIMHASH_MAP, meta->map);
+    meta->nmappages = write_array(w, pages0, table0_pages, SIMHASH_MAP, meta->map);
     writer_flush(w, InvalidBlockNumber);
     if (!logged) writer_write_batch(w);
     if (spilled) {

@@ -41,12 +41,12 @@ void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
     simhash_read_run(index, slot, run);
     const Size nprefixes = Size{1} << run->dirbits;
-    BlockNumber *dirs = static_cast<BlockNumber *>(palloc(run->ntables * nprefixes * sizeof(BlockNumber)));
+    SimhashDirSlot *dirs = static_cast<SimhashDirSlot *>(palloc(run->ntables * nprefixes * sizeof(SimhashDirSlot)));
     MemoryContextSwitchTo(old);
     for (int t = 0; t < run->ntables; ++t) {
         const SimhashTable *table = &run->tables[t];
-        BlockNumber *dir = dirs + t * nprefixes;
-        if (table->ndirpages != (nprefixes + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE ||
+        SimhashDirSlot *dir = dirs + t * nprefixes;
+        if (table->ndirpages != (nprefixes + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE ||
             table->ndirpages > SIMHASH_MAX_DIR_PAGES)
             ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                             errmsg("index \"%s\" run at block %u has %u directory pages in table %d",
@@ -55,17 +55,17 @@ void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
         for (uint32 d = 0; d < table->ndirpages; ++d) {
             Buffer buffer;
             Page page = simhash_lock_page(index, table->dir[d], BUFFER_LOCK_SHARE, SIMHASH_DIR, &buffer);
-            const Size first = Size{d} * SIMHASH_DIR_PER_PAGE;
-            const Size n = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), nprefixes - first);
+            const Size first = Size{d} * SIMHASH_DIRSLOTS_PER_PAGE;
+            const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), nprefixes - first);
             const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(page)->nentries), n);
-            memcpy(dir + first, SimhashPageGetDir(page), stored * sizeof(BlockNumber));
-            for (Size i = stored; i < n; ++i) dir[first + i] = InvalidBlockNumber;
+            memcpy(dir + first, SimhashPageGetDirSlots(page), stored * sizeof(SimhashDirSlot));
+            for (Size i = stored; i < n; ++i) dir[first + i].blkno = InvalidBlockNumber;
             UnlockReleaseBuffer(buffer);
         }
         e->cached.dir[t] = dir;
     }
     e->cached.run = run;
-    e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(BlockNumber);
+    e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(SimhashDirSlot);
 }
 
 }  // namespace

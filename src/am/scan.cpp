@@ -46,7 +46,7 @@ struct ProbeQuery {
     int r;                            // probing radius
     int rb;                           // per-block radius
     const SimhashRunData *run;        // the run being probed, and its directories (backend cache)
-    const BlockNumber *dir[SIMHASH_MAX_TABLES];
+    const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];
     Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
     BlockNumber map_blkno;
     TIDBitmap *tbm;     // bitmap scans
@@ -116,7 +116,7 @@ void enumerate(uint32 value, int from, int budget, int len, uint32 *out, Size *n
 // The full entry at position `pos` of table 0, through the map pages.
 void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
     const uint32 page_index = pos / SIMHASH_ENTRIES_PER_PAGE;
-    const uint32 map_index = page_index / SIMHASH_DIR_PER_PAGE;
+    const uint32 map_index = page_index / SIMHASH_MAP_PER_PAGE;
     if (map_index >= q->run->nmappages)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" refers to entry %u beyond table 0", RelationGetRelationName(index), pos)));
@@ -129,8 +129,8 @@ void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
     LockBuffer(q->map_buffer, BUFFER_LOCK_SHARE);
     Page map = BufferGetPage(q->map_buffer);
     simhash_check_page(index, map, map_blkno, SIMHASH_MAP);
-    const uint32 slot = page_index % SIMHASH_DIR_PER_PAGE;
-    const BlockNumber blkno = slot < SimhashPageGetOpaque(map)->nentries ? SimhashPageGetDir(map)[slot] : InvalidBlockNumber;
+    const uint32 slot = page_index % SIMHASH_MAP_PER_PAGE;
+    const BlockNumber blkno = slot < SimhashPageGetOpaque(map)->nentries ? SimhashPageGetMap(map)[slot] : InvalidBlockNumber;
     LockBuffer(q->map_buffer, BUFFER_LOCK_UNLOCK);
     if (blkno == InvalidBlockNumber)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
@@ -164,8 +164,12 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref) {
     consider(index, q, t, entry);
 }
 
-// The entries of table t whose block equals `value`, starting at data page `blkno`.
-void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno) {
+// The entries of table t whose block equals `value`, from the directory's slot on: the first entry
+// whose prefix is >= value's, so only entries of the same prefix (dirbits < block length) precede
+// the ones wanted.
+void probe(Relation index, ProbeQuery *q, int t, uint32 value, const SimhashDirSlot &slot) {
+    BlockNumber blkno = slot.blkno;
+    int start = slot.offset;
     const SimhashGeometry *g = &q->g;
     while (blkno != InvalidBlockNumber) {
         Buffer buffer;
@@ -175,14 +179,11 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno
         const int64 *fps = SimhashPageGetFps(page);
         const SimhashRef *refs = SimhashPageGetRefs(page);
         auto block_at = [&](int i) { return t == 0 ? simhash_block(fps[i], g, 0) : simhash_key_block(refs[i].key, g, t); };
-        int lo = 0, hi = n;  // first item with block >= value
-        while (lo < hi) {
-            const int mid = (lo + hi) / 2;
-            if (block_at(mid) < value) lo = mid + 1; else hi = mid;
-        }
         bool done = false;
-        for (int i = lo; i < n; ++i) {
-            if (block_at(i) != value) {
+        for (int i = start; i < n; ++i) {
+            const uint32 block = block_at(i);
+            if (block < value) continue;
+            if (block != value) {
                 done = true;
                 break;
             }
@@ -196,6 +197,7 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, BlockNumber blkno
             }
         }
         blkno = done ? InvalidBlockNumber : opaque->next;
+        start = 0;
         UnlockReleaseBuffer(buffer);
     }
 }
@@ -208,8 +210,8 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
         std::sort(values, values + n);
         for (Size i = 0; i < n; ++i) {
             CHECK_FOR_INTERRUPTS();
-            const BlockNumber first = q->dir[t][simhash_prefix(values[i], &q->g, t)];
-            if (first != InvalidBlockNumber) probe(index, q, t, values[i], first);
+            const SimhashDirSlot &slot = q->dir[t][simhash_prefix(values[i], &q->g, t)];
+            if (slot.blkno != InvalidBlockNumber) probe(index, q, t, values[i], slot);
         }
     }
     if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);

@@ -337,7 +337,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         }
         // Fetches land on random pages of table 0 (through the map pages): the distinct pages they touch.
         const double table0_pages = Max(1.0, full_pages);
-        const double map_pages = ceil(table0_pages / SIMHASH_DIR_PER_PAGE);
+        const double map_pages = ceil(table0_pages / SIMHASH_MAP_PER_PAGE);
         probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + map_pages * (1.0 - exp(-fetches / map_pages));
     }
     const double fetch_us =

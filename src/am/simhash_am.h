@@ -17,8 +17,8 @@
 //   tables 1..m-1    ref pages of SimhashRef {key, pos} (8 bytes): key = the 32 bits of fp that
 //                    start at block t (block t, then the following bits), pos = the entry's position
 //                    in the run's table 0; sorted by block t; chained
-//   directory pages  per table, 2^dirbits BlockNumbers: for each key prefix (the top dirbits bits
-//                    of block t) the data page holding the first entry with that prefix or above
+//   directory pages  per table, 2^dirbits slots: for each key prefix (the top dirbits bits of
+//                    block t) the data page and offset of the first entry with that prefix or above
 //   pending pages    unsorted entries (fingerprints, then TIDs), chained; appended by aminsert,
 //                    scanned linearly by every query, written out as a new run when over
 //                    pending_limit
@@ -113,7 +113,7 @@ struct SimhashRef {
 
 #define SimhashPageGetOpaque(page) (reinterpret_cast<SimhashPageOpaque *>(PageGetSpecialPointer(page)))
 #define SimhashPageGetRefs(page) (reinterpret_cast<SimhashRef *>(PageGetContents(page)))
-#define SimhashPageGetDir(page) (reinterpret_cast<BlockNumber *>(PageGetContents(page)))
+#define SimhashPageGetMap(page) (reinterpret_cast<BlockNumber *>(PageGetContents(page)))
 #define SIMHASH_PAGE_SPACE \
     (BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaque)))
 #define SIMHASH_ENTRIES_PER_PAGE (SIMHASH_PAGE_SPACE / (sizeof(int64) + sizeof(ItemPointerData)))
@@ -121,9 +121,18 @@ struct SimhashRef {
 #define SimhashPageGetTids(page) \
     (reinterpret_cast<ItemPointerData *>(PageGetContents(page) + SIMHASH_ENTRIES_PER_PAGE * sizeof(int64)))
 #define SIMHASH_REFS_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashRef))
-#define SIMHASH_DIR_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(BlockNumber))
+#define SIMHASH_MAP_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(BlockNumber))
+// A directory slot: where the first entry whose key prefix is >= the slot's prefix sits, so a
+// probe reads that entry's page at that offset without searching (InvalidBlockNumber: none).
+struct SimhashDirSlot {
+    BlockNumber blkno;
+    uint16 offset;
+    uint16 unused;
+};
+#define SimhashPageGetDirSlots(page) (reinterpret_cast<SimhashDirSlot *>(PageGetContents(page)))
+#define SIMHASH_DIRSLOTS_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashDirSlot))
 #define SIMHASH_MAX_MAP_PAGES 1024  // a run's table 0 up to 1024 * 2038 pages (1.2 billion entries)
-#define SIMHASH_MAX_DIR_PAGES (((1u << SIMHASH_MAX_DIRBITS) + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
+#define SIMHASH_MAX_DIR_PAGES (((1u << SIMHASH_MAX_DIRBITS) + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE)
 
 // A tombstone: VACUUM clears the offset of a dead entry's TID (table-0 positions must not move).
 inline bool simhash_tid_is_dead(const ItemPointerData *tid) { return ItemPointerGetOffsetNumberNoCheck(tid) == 0; }
@@ -275,7 +284,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
 // keyed by relation file, header block and serial. The result is valid until the next call.
 struct SimhashCachedRun {
     const SimhashRunData *run;
-    const BlockNumber *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each
+    const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each
 };
 void simhash_cached_run(Relation index, const SimhashRunSlot *slot, SimhashCachedRun *out);
 

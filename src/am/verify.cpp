@@ -55,28 +55,43 @@ Page read_page(CheckState *s, BlockNumber blkno, uint16 flags, Buffer *buffer) {
     simhash_check_page(s->index, page, blkno, flags);
     if (SimhashPageGetOpaque(page)->flags != flags)
         corrupted(s->index, psprintf("block %u has flags 0x%x, expected 0x%x", blkno, SimhashPageGetOpaque(page)->flags, flags));
-    const Size capacity = (flags & (SIMHASH_DIR | SIMHASH_MAP)) ? SIMHASH_DIR_PER_PAGE
-                          : flags == SIMHASH_REF                ? SIMHASH_REFS_PER_PAGE
-                                                                : SIMHASH_ENTRIES_PER_PAGE;
+    const Size capacity = flags == SIMHASH_DIR   ? SIMHASH_DIRSLOTS_PER_PAGE
+                          : flags == SIMHASH_MAP ? SIMHASH_MAP_PER_PAGE
+                          : flags == SIMHASH_REF ? SIMHASH_REFS_PER_PAGE
+                          : flags == SIMHASH_RUN ? 0
+                                                 : SIMHASH_ENTRIES_PER_PAGE;
     if (SimhashPageGetOpaque(page)->nentries > capacity)
         corrupted(s->index, psprintf("block %u claims %u entries", blkno, SimhashPageGetOpaque(page)->nentries));
     return page;
 }
 
-// Checks `count` BlockNumber pages (directory or map) against the expected slot values.
-void check_blocknumber_pages(CheckState *s, const BlockNumber *pages, uint32 npages, uint16 flags, Size count,
-                             const BlockNumber *expected, const char *what) {
+inline bool same_slot(const SimhashDirSlot &a, const SimhashDirSlot &b) {
+    return a.blkno == b.blkno && (a.blkno == InvalidBlockNumber || a.offset == b.offset);
+}
+inline bool same_slot(BlockNumber a, BlockNumber b) { return a == b; }
+inline BlockNumber slot_block(const SimhashDirSlot &a) { return a.blkno; }
+inline BlockNumber slot_block(BlockNumber a) { return a; }
+inline int slot_offset(const SimhashDirSlot &a) { return a.offset; }
+inline int slot_offset(BlockNumber) { return 0; }
+
+// Checks the pages of an array (directory slots or map entries) against the expected items.
+template <typename Item>
+void check_array_pages(CheckState *s, const BlockNumber *pages, uint32 npages, uint16 flags, Size count,
+                       const Item *expected, const char *what) {
+    constexpr Size per_page = SIMHASH_PAGE_SPACE / sizeof(Item);
     for (uint32 d = 0; d < npages; ++d) {
         Buffer buffer;
         Page page = read_page(s, pages[d], flags, &buffer);
-        const BlockNumber *slots = SimhashPageGetDir(page);
-        const Size first = Size{d} * SIMHASH_DIR_PER_PAGE;
-        const Size n = Min(static_cast<Size>(SIMHASH_DIR_PER_PAGE), count - first);
+        const Item *slots = reinterpret_cast<const Item *>(PageGetContents(page));
+        const Size first = Size{d} * per_page;
+        const Size n = Min(per_page, count - first);
         if (SimhashPageGetOpaque(page)->nentries != n)
             corrupted(s->index, psprintf("%s page %u has %u slots, expected %zu", what, pages[d], SimhashPageGetOpaque(page)->nentries, n));
         for (Size i = 0; i < n; ++i)
-            if (slots[i] != expected[first + i])
-                corrupted(s->index, psprintf("%s slot %zu names block %u instead of %u", what, first + i, slots[i], expected[first + i]));
+            if (!same_slot(slots[i], expected[first + i]))
+                corrupted(s->index, psprintf("%s slot %zu names block %u offset %d instead of block %u offset %d", what,
+                                             first + i, slot_block(slots[i]), slot_offset(slots[i]),
+                                             slot_block(expected[first + i]), slot_offset(expected[first + i])));
         UnlockReleaseBuffer(buffer);
     }
 }
@@ -88,9 +103,11 @@ void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometr
     const SimhashTable *table = &meta->tables[t];
     const Size nprefixes = Size{1} << g->dirbits;
     const uint16 flags = t == 0 ? SIMHASH_DATA : SIMHASH_REF;
-    // For each page of the chain: its block number and the prefix of its last entry.
+    // The chain's pages (for the map) and, per prefix, where its first entry (or the next
+    // prefix's) sits (for the directory).
     BlockNumber *chain = static_cast<BlockNumber *>(palloc((table->npages + 1) * sizeof(BlockNumber)));
-    uint32 *last_prefix = static_cast<uint32 *>(palloc((table->npages + 1) * sizeof(uint32)));
+    SimhashDirSlot *expected = static_cast<SimhashDirSlot *>(palloc0(nprefixes * sizeof(SimhashDirSlot)));
+    Size next_prefix = 0;
     uint8 *seen = t == 0 ? nullptr : static_cast<uint8 *>(palloc0(Max(table0->n, 1)));
     uint32 npages = 0;
     uint32 previous = 0;
@@ -125,9 +142,13 @@ void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometr
             if (block < previous)
                 corrupted(s->index, psprintf("table %d is out of order at block %u, entry %d", t, blkno, i));
             previous = block;
+            const Size prefix = simhash_prefix(block, g, t);
+            while (next_prefix <= prefix) {
+                expected[next_prefix].blkno = blkno;
+                expected[next_prefix++].offset = static_cast<uint16>(i);
+            }
         }
         chain[npages] = blkno;
-        last_prefix[npages] = simhash_prefix(previous, g, t);
         npages++;
         blkno = next;
         UnlockReleaseBuffer(buffer);
@@ -135,25 +156,19 @@ void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometr
     if (items != meta->nentries)
         corrupted(s->index, psprintf("table %d has %zu entries, run header says " UINT64_FORMAT, t, items, meta->nentries));
     if (npages != table->npages) corrupted(s->index, psprintf("table %d has %u pages, run header says %u", t, npages, table->npages));
-    if (table->ndirpages != (nprefixes + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
+    if (table->ndirpages != (nprefixes + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE)
         corrupted(s->index, psprintf("table %d has %u directory pages", t, table->ndirpages));
 
-    // Directory: slot p names the page holding the first entry whose prefix is >= p.
-    BlockNumber *expected = static_cast<BlockNumber *>(palloc(nprefixes * sizeof(BlockNumber)));
-    uint32 position = 0;  // chain index of that page
-    for (Size prefix = 0; prefix < nprefixes; ++prefix) {
-        while (position < npages && last_prefix[position] < prefix) position++;
-        expected[prefix] = position < npages ? chain[position] : InvalidBlockNumber;
-    }
-    check_blocknumber_pages(s, table->dir, table->ndirpages, SIMHASH_DIR, nprefixes, expected, psprintf("directory of table %d", t));
+    // Directory: slot p names the page and offset of the first entry whose prefix is >= p.
+    while (next_prefix < nprefixes) expected[next_prefix++].blkno = InvalidBlockNumber;
+    check_array_pages(s, table->dir, table->ndirpages, SIMHASH_DIR, nprefixes, expected, psprintf("directory of table %d", t));
     if (t == 0) {
-        if (meta->nmappages != (npages + SIMHASH_DIR_PER_PAGE - 1) / SIMHASH_DIR_PER_PAGE)
+        if (meta->nmappages != (npages + SIMHASH_MAP_PER_PAGE - 1) / SIMHASH_MAP_PER_PAGE)
             corrupted(s->index, psprintf("table 0 has %u pages but %u map pages", npages, meta->nmappages));
-        check_blocknumber_pages(s, meta->map, meta->nmappages, SIMHASH_MAP, npages, chain, "map");
+        check_array_pages(s, meta->map, meta->nmappages, SIMHASH_MAP, npages, chain, "map");
     }
     pfree(expected);
     pfree(chain);
-    pfree(last_prefix);
     if (seen) pfree(seen);
 }
 
