@@ -71,7 +71,7 @@ extern "C" {
 #define SIMHASH_DEFAULT_TABLES 4
 #define SIMHASH_DEFAULT_PENDING_LIMIT 256  // kB
 #define SIMHASH_MAX_RUNS 40
-#define SIMHASH_MAX_RETIRED 40
+#define SIMHASH_MAX_RETIRED 200
 #define SIMHASH_MAX_DIRBITS 16
 
 // Page flags (SimhashPageOpaque.flags).
