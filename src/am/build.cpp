@@ -296,8 +296,8 @@ void table_begin(TableWriter *tw, PageWriter *w, const SimhashGeometry *g, int t
 void table_close_page(TableWriter *tw) {
     if (!tw->slots) return;
     SimhashPageGetOpaque(tw->w->image.data)->nentries = static_cast<uint16>(tw->used);
-    if (tw->t == 0)  // fingerprints, then the TIDs at their fixed offset
-        set_lower(tw->w->image.data, SIMHASH_ENTRIES_PER_PAGE * sizeof(int64) + tw->used * sizeof(ItemPointerData));
+    if (tw->t == 0)  // fingerprints up from the header, TIDs down from the special space
+        simhash_page_set_bounds(tw->w->image.data, static_cast<int>(tw->used));
     else
         set_lower(tw->w->image.data, tw->used * tw->item_size);
 }
@@ -322,7 +322,7 @@ void table_add(TableWriter *tw, const void *item, uint32 block) {
     if (tw->t == 0) {
         const SimhashEntry *entry = static_cast<const SimhashEntry *>(item);
         SimhashPageGetFps(tw->w->image.data)[tw->used] = entry->fp;
-        SimhashPageGetTids(tw->w->image.data)[tw->used] = entry->tid;
+        *simhash_page_tid(tw->w->image.data, static_cast<int>(tw->used)) = entry->tid;
     } else {
         memcpy(tw->slots + tw->used * tw->item_size, item, tw->item_size);
     }

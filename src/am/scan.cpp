@@ -84,20 +84,19 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) 
         Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
         const int64 *fps = SimhashPageGetFps(page);
-        const ItemPointerData *tids = SimhashPageGetTids(page);
         const int n = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
         if (q->nkeys == 1) {  // the common case: one POPCNT per fingerprint, contiguous
             uint32 hits[SIMHASH_ENTRIES_PER_PAGE];
             const Size nhits = simhash::select_within_radius(reinterpret_cast<const uint64_t *>(fps), n,
                                                              static_cast<uint64_t>(q->center[0]), q->radius[0], hits);
             for (Size h = 0; h < nhits; ++h) {
-                ItemPointerData tid = tids[hits[h]];
+                ItemPointerData tid = *simhash_page_tid(page, static_cast<int>(hits[h]));
                 if (!simhash_tid_is_dead(&tid)) emit(q, &tid);
             }
         } else {
             for (int i = 0; i < n; ++i)
                 if (matches(q, fps[i])) {
-                    ItemPointerData tid = tids[i];
+                    ItemPointerData tid = *simhash_page_tid(page, i);
                     if (!simhash_tid_is_dead(&tid)) emit(q, &tid);
                 }
         }
@@ -142,7 +141,7 @@ void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" refers to a missing entry %u", RelationGetRelationName(index), pos)));
     out->fp = SimhashPageGetFps(page)[offset];
-    out->tid = SimhashPageGetTids(page)[offset];
+    out->tid = *simhash_page_tid(page, static_cast<int>(offset));
     UnlockReleaseBuffer(buffer);
 }
 
@@ -190,7 +189,7 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const SimhashDirS
             if (t == 0) {
                 SimhashEntry entry;
                 entry.fp = fps[i];
-                entry.tid = SimhashPageGetTids(page)[i];
+                entry.tid = *simhash_page_tid(page, i);
                 consider(index, q, t, entry);
             } else {
                 consider(index, q, t, refs[i]);

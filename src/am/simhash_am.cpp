@@ -148,19 +148,29 @@ void simhash_fill_metapage(Page page, int ntables) {
     meta->ntables = static_cast<uint16>(ntables);
     meta->pending_head = meta->pending_tail = InvalidBlockNumber;
     meta->merge_head = meta->merge_tail = InvalidBlockNumber;
-    reinterpret_cast<PageHeader>(page)->pd_lower =
-        static_cast<LocationIndex>(reinterpret_cast<char *>(meta + 1) - reinterpret_cast<char *>(page));
+    simhash_meta_set_lower(page);
+}
+
+void simhash_meta_set_lower(Page page) {
+    SimhashMetaData *meta = SimhashPageGetMeta(page);
+    reinterpret_cast<PageHeader>(page)->pd_lower = static_cast<LocationIndex>(
+        reinterpret_cast<char *>(meta->retired + meta->nretired) - reinterpret_cast<char *>(page));
+}
+
+void simhash_page_set_bounds(Page page, int n) {
+    PageHeader header = reinterpret_cast<PageHeader>(page);
+    header->pd_lower = static_cast<LocationIndex>(reinterpret_cast<char *>(SimhashPageGetFps(page) + n) -
+                                                  reinterpret_cast<char *>(page));
+    header->pd_upper = static_cast<LocationIndex>(reinterpret_cast<char *>(simhash_page_tid(page, n - 1)) -
+                                                  reinterpret_cast<char *>(page));
 }
 
 void simhash_page_append(Page page, int64 fp, const ItemPointerData *tid) {
     SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
     SimhashPageGetFps(page)[opaque->nentries] = fp;
-    SimhashPageGetTids(page)[opaque->nentries] = *tid;
+    *simhash_page_tid(page, opaque->nentries) = *tid;
     opaque->nentries++;
-    // pd_lower covers the TIDs: full-page images and Generic WAL deltas leave out everything
-    // between pd_lower and pd_upper.
-    reinterpret_cast<PageHeader>(page)->pd_lower = static_cast<LocationIndex>(
-        reinterpret_cast<char *>(SimhashPageGetTids(page) + opaque->nentries) - reinterpret_cast<char *>(page));
+    simhash_page_set_bounds(page, opaque->nentries);
 }
 
 void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 expected_flags) {

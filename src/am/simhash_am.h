@@ -10,7 +10,8 @@
 //   run header       geometry, per-table data chain and directory pages, map pages of table 0
 //   table 0          data pages sorted by block 0 of fp (blocks numbered from the most significant
 //                    bit), full pages, chained; a page holds its fingerprints contiguously, then
-//                    their heap TIDs (SimhashPageGetFps / SimhashPageGetTids); VACUUM marks a dead
+//                    their heap TIDs down from the page's end (SimhashPageGetFps /
+//                    simhash_page_tid); VACUUM marks a dead
 //                    entry in place by clearing its TID's offset (a tombstone)
 //   map pages        the block numbers of table 0's pages in order: entry i of table 0 is slot
 //                    i % per-page of page i / per-page
@@ -118,8 +119,12 @@ struct SimhashRef {
     (BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(SimhashPageOpaque)))
 #define SIMHASH_ENTRIES_PER_PAGE (SIMHASH_PAGE_SPACE / (sizeof(int64) + sizeof(ItemPointerData)))
 #define SimhashPageGetFps(page) (reinterpret_cast<int64 *>(PageGetContents(page)))
-#define SimhashPageGetTids(page) \
-    (reinterpret_cast<ItemPointerData *>(PageGetContents(page) + SIMHASH_ENTRIES_PER_PAGE * sizeof(int64)))
+// The TIDs grow down from the special space, the fingerprints up from the header, so the hole
+// between pd_lower and pd_upper is exactly the free space: Generic WAL compares and full-page
+// images carry only the entries.
+inline ItemPointerData *simhash_page_tid(Page page, int i) {
+    return reinterpret_cast<ItemPointerData *>(PageGetSpecialPointer(page)) - 1 - i;
+}
 #define SIMHASH_REFS_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashRef))
 #define SIMHASH_MAP_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(BlockNumber))
 // A directory slot: where the first entry whose key prefix is >= the slot's prefix sits, so a
@@ -256,6 +261,11 @@ uint16 simhash_page_flags(Relation index, BlockNumber blkno);
 Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags, Buffer *buffer);
 // Appends an entry to a data or pending page image (the caller checks it has room).
 void simhash_page_append(Page page, int64 fp, const ItemPointerData *tid);
+// Sets pd_lower / pd_upper of a data or pending page around its `n` entries.
+void simhash_page_set_bounds(Page page, int n);
+// Sets the metapage's pd_lower to the end of its retired sets (the last variable part), so that
+// Generic WAL compares only what is in use.
+void simhash_meta_set_lower(Page page);
 
 // build.cpp: collecting entries and writing runs (shared by ambuild and merges)
 struct SimhashEntryArray {

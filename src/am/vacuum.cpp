@@ -68,10 +68,9 @@ void read_chain(Relation index, BlockNumber blkno, uint16 flags, void (*visit)(B
         if (visit) visit(blkno, arg);
         if (entries) {
             const int64 *fps = SimhashPageGetFps(page);
-            const ItemPointerData *tids = SimhashPageGetTids(page);
             const int n = SimhashPageGetOpaque(page)->nentries;
             for (int i = 0; i < n; ++i) {
-                ItemPointerData tid = tids[i];
+                ItemPointerData tid = *simhash_page_tid(page, i);
                 if (!simhash_tid_is_dead(&tid)) simhash_sorter_add(entries, fps[i], &tid);
             }
         }
@@ -131,11 +130,13 @@ BlockNumber recycle_retired(Relation index, Buffer meta_buffer) {
     // a retired set naming pages that were reused.
     LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
     GenericXLogState *state = GenericXLogStart(index);
-    SimhashMetaData *m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
+    Page meta_page = GenericXLogRegisterBuffer(state, meta_buffer, 0);
+    SimhashMetaData *m = SimhashPageGetMeta(meta_page);
     uint32 kept = 0;
     for (uint32 i = 0; i < m->nretired; ++i)
         if (!recyclable[i]) m->retired[kept++] = m->retired[i];
     m->nretired = kept;
+    simhash_meta_set_lower(meta_page);
     GenericXLogFinish(state);
     LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
     if (simhash_debug_merge_crash_step == 5) {
@@ -217,7 +218,8 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const int *chosen, int nch
     const FullTransactionId safexid = ReadNextFullTransactionId();
     LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
     GenericXLogState *state = GenericXLogStart(index);
-    SimhashMetaData *meta = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
+    Page meta_page = GenericXLogRegisterBuffer(state, meta_buffer, 0);
+    SimhashMetaData *meta = SimhashPageGetMeta(meta_page);
     SimhashRunSlot runs[SIMHASH_MAX_RUNS + 1];
     uint32 nruns = 0;
     for (uint32 i = 0; i < meta->nruns; ++i) {
@@ -258,6 +260,7 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const int *chosen, int nch
     }
     if (any) meta->merges++;
     meta->last_merge = GetCurrentTimestamp();
+    simhash_meta_set_lower(meta_page);
     GenericXLogFinish(state);
     LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
     crash_point(4);
@@ -354,7 +357,7 @@ double mark_dead(Relation index, BlockNumber blkno, uint16 flags, IndexBulkDelet
         int ndead = 0;
         // The callback reads the dead TIDs' array only: safe under a buffer lock, as for nbtree.
         for (int i = 0; i < n; ++i) {
-            ItemPointerData tid = SimhashPageGetTids(page)[i];
+            ItemPointerData tid = *simhash_page_tid(page, i);
             dead[i] = !simhash_tid_is_dead(&tid) && callback(&tid, callback_state);
             ndead += dead[i];
         }
@@ -365,7 +368,7 @@ double mark_dead(Relation index, BlockNumber blkno, uint16 flags, IndexBulkDelet
             GenericXLogState *state = GenericXLogStart(index);
             Page image = GenericXLogRegisterBuffer(state, buffer, 0);
             for (int i = 0; i < n; ++i)
-                if (dead[i]) ItemPointerSetOffsetNumber(&SimhashPageGetTids(image)[i], 0);
+                if (dead[i]) ItemPointerSetOffsetNumber(simhash_page_tid(image, i), 0);
             GenericXLogFinish(state);
             removed += ndead;
         }

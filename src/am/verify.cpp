@@ -127,7 +127,7 @@ void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometr
             if (t == 0) {
                 const int64 fp = SimhashPageGetFps(page)[i];
                 block = simhash_block(fp, g, 0);
-                ItemPointerData tid = SimhashPageGetTids(page)[i];
+                ItemPointerData tid = *simhash_page_tid(page, i);
                 simhash_array_push(table0, fp, &tid);
             } else {
                 const SimhashRef ref = SimhashPageGetRefs(page)[i];
@@ -181,9 +181,8 @@ uint64 check_pending(CheckState *s, BlockNumber blkno, BlockNumber tail, uint32 
         Buffer buffer;
         Page page = read_page(s, blkno, SIMHASH_PENDING, &buffer);
         const int64 *fps = SimhashPageGetFps(page);
-        const ItemPointerData *tids = SimhashPageGetTids(page);
         for (int i = 0; i < SimhashPageGetOpaque(page)->nentries; ++i) {
-            ItemPointerData tid = tids[i];
+            ItemPointerData tid = *simhash_page_tid(page, i);
             if (!simhash_tid_is_dead(&tid)) simhash_array_push(&s->all, fps[i], &tid);
             n++;
         }
