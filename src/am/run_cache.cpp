@@ -1,9 +1,9 @@
 // The backend-local cache of run headers and directories. A scan otherwise reads a run's header
-// page (and copies up to 5 kB of it) for every run and a directory page for every probe; with the
-// cache a probe goes straight to its data page. Entries are keyed by relation file (a REINDEX or
-// TRUNCATE gives a new one), header block and serial (a recycled header block gets a new serial),
-// so a stale entry is never found, only left to age out: past kCacheBytes the whole cache is
-// dropped and refilled by later scans.
+// page (and copies up to 6 kB of it) for every run and a directory page for every probe; with the
+// cache a probe goes straight to its data page. Entries are keyed by the metapage's random
+// index_id and the relation file (a REINDEX or TRUNCATE gives new ones), header block and serial
+// (a recycled header block gets a new serial), so a stale entry is never found, only left to age
+// out: past kCacheBytes the whole cache is dropped and refilled by later scans.
 #include "am/simhash_am.h"
 
 extern "C" {
@@ -16,6 +16,7 @@ constexpr Size kCacheBytes = 64 * 1024 * 1024;
 constexpr int kCacheEntries = 128;
 
 struct CacheEntry {
+    uint64 index_id;
     Oid tablespace;
     Oid relfilenode;
     BlockNumber header;
@@ -70,12 +71,12 @@ void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
 
 }  // namespace
 
-void simhash_cached_run(Relation index, const SimhashRunSlot *slot, SimhashCachedRun *out) {
+void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *slot, SimhashCachedRun *out) {
     const Oid tablespace = index->rd_rel->reltablespace, relfilenode = index->rd_rel->relfilenode;
     for (int i = 0; i < nentries; ++i) {
         const CacheEntry *e = &entries[i];
-        if (e->header == slot->header && e->serial == slot->serial && e->relfilenode == relfilenode &&
-            e->tablespace == tablespace) {
+        if (e->header == slot->header && e->serial == slot->serial && e->index_id == index_id &&
+            e->relfilenode == relfilenode && e->tablespace == tablespace) {
             *out = e->cached;
             return;
         }
@@ -86,6 +87,7 @@ void simhash_cached_run(Relation index, const SimhashRunSlot *slot, SimhashCache
     // Filled in a scratch entry and published only once complete: an error while reading leaves
     // the cache as it was (the palloc'd parts are reclaimed by the next drop_all).
     CacheEntry e = {};
+    e.index_id = index_id;
     e.tablespace = tablespace;
     e.relfilenode = relfilenode;
     e.header = slot->header;

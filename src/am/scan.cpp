@@ -252,6 +252,7 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
     const BlockNumber pending_head = meta->pending_head, merge_head = meta->merge_head;
     const uint32 nruns = meta->nruns;
+    const uint64 index_id = meta->index_id;
     SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
     memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
     if (!hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
@@ -265,7 +266,7 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
         SimhashScanEstimate estimate;
         simhash_estimate_scan(index, &runs[i], q->r, &estimate);
         SimhashCachedRun cached;
-        simhash_cached_run(index, &runs[i], &cached);
+        simhash_cached_run(index, index_id, &runs[i], &cached);
         const SimhashRunData *run = cached.run;
         if (estimate.full_scan) {
             scan_chain(index, q, run->tables[0].first, SIMHASH_DATA);

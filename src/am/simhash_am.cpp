@@ -7,6 +7,7 @@
 
 extern "C" {
 #include "access/reloptions.h"
+#include "common/pg_prng.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "storage/indexfsm.h"
@@ -15,6 +16,7 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/spccache.h"
+#include "utils/timestamp.h"
 #include "utils/selfuncs.h"
 }
 
@@ -146,6 +148,8 @@ void simhash_fill_metapage(Page page, int ntables) {
     meta->magic = SIMHASH_MAGIC;
     meta->version = SIMHASH_VERSION;
     meta->ntables = static_cast<uint16>(ntables);
+    // Relation file numbers can come back after a DROP; this cannot, in practice.
+    meta->index_id = pg_prng_uint64(&pg_global_prng_state) ^ static_cast<uint64>(GetCurrentTimestamp());
     meta->pending_head = meta->pending_tail = InvalidBlockNumber;
     meta->merge_head = meta->merge_tail = InvalidBlockNumber;
     simhash_meta_set_lower(page);

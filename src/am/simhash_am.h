@@ -198,6 +198,7 @@ struct SimhashMetaData {
     uint32 nmerge_pages;
     uint64 nmerge;
     uint64 merges;        // runs written by merges since the build
+    uint64 index_id;      // random, drawn when the index is built: names it in backend caches
     TimestampTz last_merge;
     uint32 nretired;
     uint32 unused2;
@@ -290,13 +291,14 @@ void simhash_sorter_end(SimhashSorter *s);
 void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, uint64 serial, SimhashRunSlot *slot);
 
 // run_cache.cpp: runs never change once written, so each backend keeps their headers and
-// directories (one BlockNumber per key prefix and table) after the first scan that reads them,
-// keyed by relation file, header block and serial. The result is valid until the next call.
+// directories (one slot per key prefix and table) after the first scan that reads them, keyed by
+// the metapage's index_id, the relation file, header block and serial. The result is valid until
+// the next call.
 struct SimhashCachedRun {
     const SimhashRunData *run;
     const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each
 };
-void simhash_cached_run(Relation index, const SimhashRunSlot *slot, SimhashCachedRun *out);
+void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *slot, SimhashCachedRun *out);
 
 // vacuum.cpp
 struct SimhashMergeResult {
