@@ -1,4 +1,4 @@
-// ambuild / ambuildempty, and the writer of sorted tables shared with merges.
+// ambuild / ambuildempty, and the writer of sorted runs shared with merges.
 // A build writes its pages straight to the relation file and WAL-logs them as full pages
 // (log_newpages, the per-batch form of log_newpage_range); a merge writes each new page through
 // Generic WAL (full image).

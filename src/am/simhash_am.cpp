@@ -59,7 +59,7 @@ void simhash_am_init(void) {
                       "Number of permuted block tables (the 64 bits are split into this many blocks)",
                       SIMHASH_DEFAULT_TABLES, SIMHASH_MIN_TABLES, SIMHASH_MAX_TABLES, AccessExclusiveLock);
     add_int_reloption(simhash_relopt_kind, "pending_limit",
-                      "Size in kB of the unsorted insert area above which an insert merges it into the tables",
+                      "Size in kB of the unsorted insert area above which an insert writes it out as a sorted run",
                       SIMHASH_DEFAULT_PENDING_LIMIT, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
     simhash_relopt_table[0] = int_option("tables", offsetof(SimhashOptions, tables));
     simhash_relopt_table[1] = int_option("pending_limit", offsetof(SimhashOptions, pending_limit));
@@ -69,7 +69,7 @@ void simhash_am_init(void) {
                             &simhash_max_probes, -1, -1, INT_MAX, PGC_USERSET, 0, nullptr, nullptr, nullptr);
     DefineCustomIntVariable("simhash.debug_merge_crash_step",
                             "Stops the server (PANIC) after this step of a simhash index merge; 0 = never",
-                            "For crash-recovery tests only: 1 detach, 2 collect, 3 write, 4 swap, 5 half freed.",
+                            "For crash-recovery tests only: 1 detach, 2 collect, 3 write, 4 swap and retire, 5 half of a recycled set freed.",
                             &simhash_debug_merge_crash_step, 0, 0, 5, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
                             nullptr, nullptr);
 }
