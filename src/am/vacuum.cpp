@@ -344,10 +344,13 @@ bool pages_unaccounted_for(Relation index, const SimhashMetaData *meta, BlockNum
     return static_cast<uint64>(nblocks) - free_pages > in_use;
 }
 
-// VACUUM's first pass over one chain: dead entries become tombstones. Returns how many.
+// VACUUM's first pass over one chain: dead entries become tombstones. Returns how many it marked;
+// *tombstones (if given) gets how many the chain holds now, old ones included, so that a count a
+// crashed VACUUM left short is corrected by the next one.
 double mark_dead(Relation index, BlockNumber blkno, uint16 flags, IndexBulkDeleteCallback callback,
-                 void *callback_state) {
+                 void *callback_state, uint64 *tombstones) {
     double removed = 0;
+    uint64 present = 0;
     while (blkno != InvalidBlockNumber) {
         vacuum_delay_point_compat();
         Buffer buffer;
@@ -358,8 +361,10 @@ double mark_dead(Relation index, BlockNumber blkno, uint16 flags, IndexBulkDelet
         // The callback reads the dead TIDs' array only: safe under a buffer lock, as for nbtree.
         for (int i = 0; i < n; ++i) {
             ItemPointerData tid = *simhash_page_tid(page, i);
-            dead[i] = !simhash_tid_is_dead(&tid) && callback(&tid, callback_state);
+            const bool tombstone = simhash_tid_is_dead(&tid);
+            dead[i] = !tombstone && callback(&tid, callback_state);
             ndead += dead[i];
+            present += tombstone;
         }
         if (ndead > 0) {
             // Pending pages may gain entries meanwhile; only the first n are ours to mark.
@@ -375,6 +380,7 @@ double mark_dead(Relation index, BlockNumber blkno, uint16 flags, IndexBulkDelet
         blkno = SimhashPageGetOpaque(page)->next;
         UnlockReleaseBuffer(buffer);
     }
+    if (tombstones) *tombstones = present + static_cast<uint64>(removed);
     return removed;
 }
 
@@ -471,18 +477,17 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
     simhash_read_meta(index, meta);
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
-    double removed[SIMHASH_MAX_RUNS] = {0};
+    uint64 tombstones[SIMHASH_MAX_RUNS] = {0};
     double total = 0;
     for (uint32 i = 0; i < meta->nruns; ++i) {
         simhash_read_run(index, &meta->runs[i], run);
-        removed[i] = mark_dead(index, run->tables[0].first, SIMHASH_DATA, callback, callback_state);
-        total += removed[i];
+        total += mark_dead(index, run->tables[0].first, SIMHASH_DATA, callback, callback_state, &tombstones[i]);
     }
-    total += mark_dead(index, meta->pending_head, SIMHASH_PENDING, callback, callback_state);
-    total += mark_dead(index, meta->merge_head, SIMHASH_PENDING, callback, callback_state);
+    total += mark_dead(index, meta->pending_head, SIMHASH_PENDING, callback, callback_state, nullptr);
+    total += mark_dead(index, meta->merge_head, SIMHASH_PENDING, callback, callback_state, nullptr);
 
-    // Count the tombstones on the metapage (runs are matched by header: only merges change the
-    // list, and they wait for the merge lock we hold).
+    // Record the tombstone counts on the metapage (runs are matched by header: only merges change
+    // the list, and they wait for the merge lock we hold).
     Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
     LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
     simhash_check_meta(index, BufferGetPage(meta_buffer));
@@ -492,7 +497,7 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
     int ncompact = 0;
     for (uint32 i = 0; i < m->nruns; ++i) {
         Assert(m->runs[i].header == meta->runs[i].header);
-        m->runs[i].ndead += static_cast<uint64>(removed[i]);
+        m->runs[i].ndead = tombstones[i];
         if (m->runs[i].ndead > kCompactDeadFraction * static_cast<double>(m->runs[i].nentries))
             compact[ncompact++] = m->runs[i].header;
     }
