@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Every radius, uniform and skewed fingerprints: for each ROWS (default 1000000) and each data set
+# (DATA, default "uniform skewed"; skewed = the 12 low bits constant), the median server time of a
+# k-radius count as the planner runs it and as a sequential scan, k = 0..MAX_RADIUS (default 24),
+# with the planner's choice and the ratio. QUERIES (default 20) per radius, SEQ_QUERIES (default 3)
+# for the sequential scan. Numbers, not a test.
+#
+# Usage: bench/radius_bench.sh [ROWS ...]   (PGHOST, PGPORT, PGUSER, PGDATABASE; the database needs
+# CREATE EXTENSION simhash, and pg_prewarm if the tables should be prewarmed)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+psql=${PSQL:-psql}
+for rows in "${@:-1000000}"; do
+    for data in ${DATA:-uniform skewed}; do
+        "$psql" -X -q -v ON_ERROR_STOP=1 -v rows="$rows" -v data="$data" -v queries="${QUERIES:-20}" \
+            -v seq_queries="${SEQ_QUERIES:-3}" -v max_radius="${MAX_RADIUS:-24}" -f "$here/radius_bench.sql"
+    done
+done

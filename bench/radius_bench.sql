@@ -1,0 +1,49 @@
+-- bench/radius_bench.sh: one table of :rows fingerprints (:data = uniform, or skewed: the 12 low
+-- bits constant, as from a biased generator), a simhash index, and for every radius 0..:max_radius
+-- the median server time (planning included) of `count(*) WHERE hamming(fp, q) <= k` as the
+-- planner runs it and as a sequential scan, around stored fingerprints with 2 bits flipped.
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS radius_docs, radius_ms;
+CREATE TABLE radius_docs (id bigint, fp bigint);
+INSERT INTO radius_docs
+SELECT g, CASE :'data' WHEN 'skewed' THEN hashint8extended(g, 21) & ~4095::bigint ELSE hashint8extended(g, 21) END
+FROM generate_series(1, :rows) g;
+CREATE INDEX radius_docs_fp ON radius_docs USING simhash (fp);
+VACUUM ANALYZE radius_docs;
+SELECT pg_prewarm('radius_docs') IS NOT NULL AND pg_prewarm('radius_docs_fp') IS NOT NULL AS prewarmed
+WHERE EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_prewarm');
+CREATE TABLE radius_ms (k int, how text, plan text, ms float8);
+
+CREATE OR REPLACE PROCEDURE pg_temp.radius_run(k int, how text, n int, max_rows bigint) LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz; q bigint; c bigint; plan text; line text;
+BEGIN
+    IF how = 'seq scan' THEN
+        SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL max_parallel_workers_per_gather = 0;
+    END IF;
+    q := (SELECT fp FROM radius_docs WHERE id = 1) # 5;
+    FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT count(*) FROM radius_docs WHERE hamming(fp, %s) <= %s', q, k) LOOP
+        IF line ~ 'Index Scan' THEN plan := 'index scan'; ELSIF line ~ 'Bitmap' THEN plan := coalesce(plan, 'bitmap scan');
+        ELSIF line ~ 'Seq Scan' THEN plan := coalesce(plan, 'seq scan'); END IF;
+    END LOOP;
+    FOR i IN 1 .. n LOOP
+        q := (SELECT fp FROM radius_docs WHERE id = 1 + (i * 7919) % max_rows) # (1::bigint << (i % 64)) # (1::bigint << ((i * 7) % 64));
+        t0 := clock_timestamp();
+        -- Literal values, planned each time: a cached generic plan would neither see the radius
+        -- nor the planner settings.
+        EXECUTE format('SELECT count(*) FROM radius_docs WHERE hamming(fp, %s) <= %s', q, k) INTO c;
+        INSERT INTO radius_ms VALUES (k, how, plan, extract(epoch FROM clock_timestamp() - t0) * 1000);
+    END LOOP;
+END $$;
+
+SELECT format('CALL pg_temp.radius_run(%s, %L, %s, %s); CALL pg_temp.radius_run(%s, %L, %s, %s);',
+              k, 'planner', :queries, :rows, k, 'seq scan', :seq_queries, :rows)
+FROM generate_series(0, :max_radius) k \gexec
+
+SELECT :'data' AS data, :rows AS rows, p.k AS radius, p.plan AS planner_choice,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY p.ms)::numeric, 3) AS median_ms,
+       (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY s.ms)::numeric, 1) FROM radius_ms s WHERE s.k = p.k AND s.how = 'seq scan') AS seq_scan_ms,
+       round(((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s.ms) FROM radius_ms s WHERE s.k = p.k AND s.how = 'seq scan')
+              / greatest(percentile_cont(0.5) WITHIN GROUP (ORDER BY p.ms), 0.001))::numeric, 1) AS times_faster
+FROM radius_ms p WHERE p.how = 'planner' GROUP BY p.k, p.plan ORDER BY p.k;
+SELECT runs, entries FROM simhash_index_info('radius_docs_fp');
+DROP TABLE radius_docs, radius_ms;
