@@ -47,9 +47,6 @@ bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer h
     if (BufferIsValid(tail_buffer)) UnlockReleaseBuffer(tail_buffer);
     UnlockReleaseBuffer(meta_buffer);
 
-    if (over_limit) {
-        SimhashMergeResult result;
-        simhash_merge(index, false, &result);  // skipped if a merge is running
-    }
+    if (over_limit) simhash_merge(index, false);  // skipped if a merge is running
     return false;
 }

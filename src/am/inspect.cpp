@@ -45,24 +45,21 @@ SIMHASH_FUNCTION(simhash_index_info) {
     Relation index = open_checked(PG_GETARG_OID(0), "simhash_index_info");
     Datum values[15];
     bool nulls[15] = {false};
-    {
-        // An index in another on-disk format: its version only (everything else reads as NULL), so
-        // that users and the upgrade script can find the indexes to rebuild.
-        Buffer buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-        LockBuffer(buffer, BUFFER_LOCK_SHARE);
-        Page page = BufferGetPage(buffer);
-        simhash_check_page(index, page, SIMHASH_METAPAGE_BLKNO, SIMHASH_META);
-        const uint32 version = SimhashPageGetMeta(page)->version;
-        UnlockReleaseBuffer(buffer);
-        if (version != SIMHASH_VERSION) {
-            index_close(index, AccessShareLock);
-            for (int i = 1; i < 15; ++i) nulls[i] = true;
-            values[0] = Int32GetDatum(static_cast<int32>(version));
-            PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
-        }
+    // The metapage, copied once: an index in another on-disk format reports its version only
+    // (everything else reads as NULL), so that users and the upgrade script find what to rebuild.
+    PGAlignedBlock *copy = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
+    Buffer buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(buffer, BUFFER_LOCK_SHARE);
+    memcpy(copy->data, BufferGetPage(buffer), BLCKSZ);
+    UnlockReleaseBuffer(buffer);
+    simhash_check_page(index, copy->data, SIMHASH_METAPAGE_BLKNO, SIMHASH_META);
+    if (SimhashPageGetMeta(copy->data)->version != SIMHASH_VERSION) {
+        index_close(index, AccessShareLock);
+        for (int i = 1; i < 15; ++i) nulls[i] = true;
+        values[0] = Int32GetDatum(static_cast<int32>(SimhashPageGetMeta(copy->data)->version));
+        PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
     }
-    SimhashMetaData meta;
-    simhash_read_meta(index, &meta);
+    const SimhashMetaData &meta = *simhash_check_meta(index, copy->data);
     int64 free_pages = 0;
     const BlockNumber nblocks = RelationGetNumberOfBlocks(index);
     for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
@@ -72,11 +69,12 @@ SIMHASH_FUNCTION(simhash_index_info) {
     }
     index_close(index, AccessShareLock);
 
-    uint64 dead = 0, retired_pages = 0;
+    uint64 dead = 0;
     for (uint32 i = 0; i < meta.nruns; ++i) dead += meta.runs[i].ndead;
-    for (uint32 i = 0; i < meta.nretired; ++i) retired_pages += meta.retired[i].npages;
+    const int64 in_use = static_cast<int64>(simhash_pages_in_use(&meta));
     const int64 run_pages = static_cast<int64>(simhash_run_pages(&meta));
     const int64 pending_pages = static_cast<int64>(meta.npending_pages) + meta.nmerge_pages;
+    const int64 retired_pages = in_use - 1 - run_pages - pending_pages;
     values[0] = Int32GetDatum(static_cast<int32>(meta.version));
     values[1] = Int32GetDatum(meta.ntables);
     values[2] = Int32GetDatum(static_cast<int32>(meta.nruns));
@@ -90,12 +88,11 @@ SIMHASH_FUNCTION(simhash_index_info) {
     values[9] = Int64GetDatum(static_cast<int64>(nblocks));
     values[10] = Int64GetDatum(run_pages);
     values[11] = Int64GetDatum(pending_pages);
-    values[12] = Int64GetDatum(static_cast<int64>(retired_pages));
+    values[12] = Int64GetDatum(retired_pages);
     values[13] = Int64GetDatum(free_pages);
     // Pages in no structure and not free: left by a crashed merge (concurrent inserts can make
     // this briefly positive too).
-    values[14] = Int64GetDatum(Max(int64{0}, static_cast<int64>(nblocks) - 1 - run_pages - pending_pages -
-                                                 static_cast<int64>(retired_pages) - free_pages));
+    values[14] = Int64GetDatum(Max(int64{0}, static_cast<int64>(nblocks) - in_use - free_pages));
     PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }
 

@@ -40,19 +40,13 @@ void drop_all() {
 void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
     MemoryContext old = MemoryContextSwitchTo(cache_context);
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
-    simhash_read_run(index, slot, run);
+    simhash_read_run(index, slot->header, slot, run);  // checks the directory page counts too
     const Size nprefixes = Size{1} << run->dirbits;
     SimhashDirSlot *dirs = static_cast<SimhashDirSlot *>(palloc(run->ntables * nprefixes * sizeof(SimhashDirSlot)));
     MemoryContextSwitchTo(old);
     for (int t = 0; t < run->ntables; ++t) {
         const SimhashTable *table = &run->tables[t];
         SimhashDirSlot *dir = dirs + t * nprefixes;
-        if (table->ndirpages != (nprefixes + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE ||
-            table->ndirpages > SIMHASH_MAX_DIR_PAGES)
-            ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                            errmsg("index \"%s\" run at block %u has %u directory pages in table %d",
-                                   RelationGetRelationName(index), slot->header, table->ndirpages, t),
-                            errhint("REINDEX it.")));
         for (uint32 d = 0; d < table->ndirpages; ++d) {
             Buffer buffer;
             Page page = simhash_lock_page(index, table->dir[d], BUFFER_LOCK_SHARE, SIMHASH_DIR, &buffer);

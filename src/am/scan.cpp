@@ -23,6 +23,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
+#include "utils/spccache.h"
 }
 
 namespace {
@@ -262,9 +263,11 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     q->r = q->radius[primary];
     q->map_buffer = InvalidBuffer;
     q->map_blkno = InvalidBlockNumber;
+    double random_page_cost, seq_page_cost;
+    get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
     for (uint32 i = 0; i < nruns; ++i) {
         SimhashScanEstimate estimate;
-        simhash_estimate_scan(index, &runs[i], q->r, &estimate);
+        simhash_estimate_scan(&runs[i], q->r, random_page_cost, seq_page_cost, &estimate);
         SimhashCachedRun cached;
         simhash_cached_run(index, index_id, &runs[i], &cached);
         const SimhashRunData *run = cached.run;

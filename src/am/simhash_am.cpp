@@ -15,7 +15,6 @@ extern "C" {
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/spccache.h"
 #include "utils/timestamp.h"
 #include "utils/selfuncs.h"
 }
@@ -210,22 +209,31 @@ SimhashMetaData *simhash_check_meta(Relation index, Page page) {
     return meta;
 }
 
-void simhash_read_run(Relation index, const SimhashRunSlot *slot, SimhashRunData *run) {
+bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *slot) {
+    if (run->ntables < SIMHASH_MIN_TABLES || run->ntables > SIMHASH_MAX_TABLES || run->dirbits < 1 ||
+        run->dirbits > 64 / run->ntables || run->nmappages > SIMHASH_MAX_MAP_PAGES || run->nentries == 0)
+        return false;
+    const uint32 ndirpages = ((1u << run->dirbits) + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE;
+    for (int t = 0; t < run->ntables; ++t)
+        if (run->tables[t].ndirpages != ndirpages) return false;
+    return !slot || (run->serial == slot->serial && run->nentries == slot->nentries && run->ntables == slot->ntables &&
+                     run->dirbits == slot->dirbits && run->tables[0].npages == slot->table0_pages);
+}
+
+void simhash_read_run(Relation index, BlockNumber header, const SimhashRunSlot *slot, SimhashRunData *run) {
     Buffer buffer;
-    Page page = simhash_lock_page(index, slot->header, BUFFER_LOCK_SHARE, SIMHASH_RUN, &buffer);
+    Page page = simhash_lock_page(index, header, BUFFER_LOCK_SHARE, SIMHASH_RUN, &buffer);
     const SimhashRunData *stored = SimhashPageGetRun(page);
-    if (stored->serial != slot->serial || stored->nentries != slot->nentries || stored->ntables != slot->ntables ||
-        stored->dirbits != slot->dirbits ||
-        stored->ntables < SIMHASH_MIN_TABLES || stored->ntables > SIMHASH_MAX_TABLES ||
-        stored->dirbits < 1 || stored->dirbits > 64 / stored->ntables || stored->nmappages > SIMHASH_MAX_MAP_PAGES) {
-        UnlockReleaseBuffer(buffer);
-        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                        errmsg("index \"%s\" has a run header at block %u that does not match its metapage",
-                               RelationGetRelationName(index), slot->header),
-                        errhint("REINDEX it.")));
-    }
-    memcpy(run, stored, offsetof(SimhashRunData, map) + stored->nmappages * sizeof(BlockNumber));
+    const uint32 nmappages = Min(stored->nmappages, static_cast<uint32>(SIMHASH_MAX_MAP_PAGES));
+    memcpy(run, stored, offsetof(SimhashRunData, map) + nmappages * sizeof(BlockNumber));
     UnlockReleaseBuffer(buffer);
+    if (!simhash_run_header_valid(run, slot))
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        slot ? errmsg("index \"%s\" has a run header at block %u that does not match its metapage",
+                                      RelationGetRelationName(index), header)
+                             : errmsg("index \"%s\" has an invalid run header at block %u",
+                                      RelationGetRelationName(index), header),
+                        errhint("REINDEX it.")));
 }
 
 uint64 simhash_run_entries(const SimhashMetaData *meta) {
@@ -237,6 +245,12 @@ uint64 simhash_run_entries(const SimhashMetaData *meta) {
 uint64 simhash_run_pages(const SimhashMetaData *meta) {
     uint64 n = 0;
     for (uint32 i = 0; i < meta->nruns; ++i) n += meta->runs[i].npages;
+    return n;
+}
+
+uint64 simhash_pages_in_use(const SimhashMetaData *meta) {
+    uint64 n = 1 + simhash_run_pages(meta) + meta->npending_pages + meta->nmerge_pages;
+    for (uint32 i = 0; i < meta->nretired; ++i) n += meta->retired[i].npages;
     return n;
 }
 
@@ -371,12 +385,6 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
     e->pages = e->full_scan ? full_pages : probe_pages;
     e->io_cost = e->full_scan ? full_io : probe_io;
     e->cpu_cost = (e->full_scan ? full_us : probe_us) * us_cost;
-}
-
-void simhash_estimate_scan(Relation index, const SimhashRunSlot *meta, int radius, SimhashScanEstimate *estimate) {
-    double random_page_cost, seq_page_cost;
-    get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
-    simhash_estimate_scan(meta, radius, random_page_cost, seq_page_cost, estimate);
 }
 
 double simhash_probe_count(int len, int radius) {

@@ -248,11 +248,16 @@ void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 exp
 SimhashMetaData *simhash_check_meta(Relation index, Page page);
 // Copies the (checked) metapage into *meta under a share lock, released on return.
 void simhash_read_meta(Relation index, SimhashMetaData *meta);
-// Copies the header of run `slot` (checked against the slot) into *run.
-void simhash_read_run(Relation index, const SimhashRunSlot *slot, SimhashRunData *run);
+// Whether a run header is well formed (geometry, directory and map page counts in range) and,
+// given its metapage slot, the run the slot describes.
+bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *slot);
+// Copies the run header at block `header` into *run, checked (against `slot` unless null).
+void simhash_read_run(Relation index, BlockNumber header, const SimhashRunSlot *slot, SimhashRunData *run);
 // Entries in the runs (tombstones excluded) and pages of the runs.
 uint64 simhash_run_entries(const SimhashMetaData *meta);
 uint64 simhash_run_pages(const SimhashMetaData *meta);
+// Pages the metapage accounts for: itself, the runs, both pending lists and the retired sets.
+uint64 simhash_pages_in_use(const SimhashMetaData *meta);
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
 int simhash_choose_dirbits(int ntables, uint64 nentries);
 Buffer simhash_new_buffer(Relation index, bool use_fsm);
@@ -301,21 +306,19 @@ struct SimhashCachedRun {
 void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *slot, SimhashCachedRun *out);
 
 // vacuum.cpp
-struct SimhashMergeResult {
-    double removed;
-    double remaining;
-    BlockNumber freed;
-};
 // Writes the pending list out as a new run and merges runs by size tiers until the policy is
-// satisfied; recycles retired pages whose snapshots are gone. Without `wait`, returns at once if
-// another merge is running. Serialized by a heavyweight lock on the metapage.
-void simhash_merge(Relation index, bool wait, SimhashMergeResult *result);
+// satisfied; recycles retired pages whose snapshots are gone and returns how many it freed.
+// Without `wait`, returns at once if another merge is running. Serialized by a heavyweight lock on
+// the metapage.
+BlockNumber simhash_merge(Relation index, bool wait);
 extern int simhash_debug_merge_crash_step;
 // Frees the pages a crashed merge left unreachable and returns deleted pages to the FSM; returns
 // the number of pages freed. Takes the merge lock.
 BlockNumber simhash_reclaim_unreachable_pages(Relation index);
 // Every page of a run, its header included.
 void simhash_collect_run_pages(Relation index, BlockNumber header, void (*visit)(BlockNumber, void *), void *arg);
+// Every page of a retired set (a run, or a detached pending chain).
+void simhash_visit_retired(Relation index, const SimhashRetired *retired, void (*visit)(BlockNumber, void *), void *arg);
 
 // cost.cpp / scan.cpp shared: number of block values within `radius` bits in a `len`-bit block
 double simhash_probe_count(int len, int radius);
@@ -334,8 +337,6 @@ struct SimhashScanEstimate {
 // table 0 is read in chain order.
 void simhash_estimate_scan(const SimhashRunSlot *run, int radius, double random_page_cost, double seq_page_cost,
                            SimhashScanEstimate *estimate);
-// The same, with the page costs of the index's tablespace.
-void simhash_estimate_scan(Relation index, const SimhashRunSlot *run, int radius, SimhashScanEstimate *estimate);
 extern int simhash_max_probes;
 
 

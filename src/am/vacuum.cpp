@@ -106,24 +106,15 @@ void crash_point(int step) {
     elog(PANIC, "simhash: crashing after merge step %d (simhash.debug_merge_crash_step)", step);
 }
 
-void retired_pages(Relation index, const SimhashRetired *retired, BlockList *pages) {
-    if (retired->kind == SIMHASH_RUN)
-        simhash_collect_run_pages(index, retired->head, push_visitor, pages);
-    else
-        read_chain(index, retired->head, SIMHASH_PENDING, push_visitor, pages, nullptr);
-}
-
 // Recycles the retired sets no snapshot can still be reading. Merge lock held.
 BlockNumber recycle_retired(Relation index, Buffer meta_buffer) {
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
-    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
-    memcpy(meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
-    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    simhash_read_meta(index, meta);
     bool recyclable[SIMHASH_MAX_RETIRED] = {false};
     BlockList *pages = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
     for (uint32 i = 0; i < meta->nretired; ++i) {
         recyclable[i] = GlobalVisCheckRemovableFullXid(nullptr, meta->retired[i].safexid);
-        if (recyclable[i]) retired_pages(index, &meta->retired[i], pages);
+        if (recyclable[i]) simhash_visit_retired(index, &meta->retired[i], push_visitor, pages);
     }
     if (pages->n == 0) return 0;
     // Off the metapage first: a crash after this leaves the pages for VACUUM's reclaim walk, never
@@ -181,27 +172,36 @@ void detach_pending(Relation index, Buffer meta_buffer) {
     crash_point(1);
 }
 
-// Steps 2-4: the runs `chosen` (indexes into the metapage's runs) and, with `with_merge_list`, the
-// merge list, become one run (none if nothing in them is alive). Merge lock held. Returns false
-// when the metapage has no room to retire the inputs (recycling is held back by an old snapshot):
-// nothing is done then.
-bool merge_inputs(Relation index, Buffer meta_buffer, const int *chosen, int nchosen, bool with_merge_list,
-                  SimhashMergeResult *result) {
+// The slot of the run whose header is `header`, or null.
+const SimhashRunSlot *find_run(const SimhashMetaData *meta, BlockNumber header) {
+    for (uint32 i = 0; i < meta->nruns; ++i)
+        if (meta->runs[i].header == header) return &meta->runs[i];
+    return nullptr;
+}
+
+// Steps 2-4: the runs whose headers are `inputs` and, with `with_merge_list`, the merge list,
+// become one run (none if nothing in them is alive). Merge lock held, so the runs named are on the
+// metapage. Returns false when the metapage has no room to retire the inputs (recycling is held
+// back by an old snapshot): nothing is done then.
+bool merge_inputs(Relation index, Buffer meta_buffer, const BlockNumber *inputs, int ninputs, bool with_merge_list) {
     SimhashMetaData *old = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
-    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
-    memcpy(old, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
-    LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    simhash_read_meta(index, old);
     with_merge_list = with_merge_list && old->merge_head != InvalidBlockNumber;
-    if (nchosen == 0 && !with_merge_list) return true;
-    if (old->nretired + nchosen + (with_merge_list ? 1 : 0) > SIMHASH_MAX_RETIRED) return false;
+    if (ninputs == 0 && !with_merge_list) return true;
+    if (old->nretired + ninputs + (with_merge_list ? 1 : 0) > SIMHASH_MAX_RETIRED) return false;
 
     // 2. Collect the live entries.
+    const SimhashRunSlot *slots[SIMHASH_MAX_RUNS];
     double expected = with_merge_list ? static_cast<double>(old->nmerge) : 0;
-    for (int i = 0; i < nchosen; ++i) expected += static_cast<double>(old->runs[chosen[i]].nentries - old->runs[chosen[i]].ndead);
+    for (int i = 0; i < ninputs; ++i) {
+        slots[i] = find_run(old, inputs[i]);
+        if (!slots[i]) elog(ERROR, "simhash index \"%s\": run %u to merge is gone", RelationGetRelationName(index), inputs[i]);
+        expected += static_cast<double>(slots[i]->nentries - slots[i]->ndead);
+    }
     SimhashSorter *entries = simhash_sorter_begin(simhash_ntables(index), maintenance_work_mem, expected);
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
-    for (int i = 0; i < nchosen; ++i) {
-        simhash_read_run(index, &old->runs[chosen[i]], run);
+    for (int i = 0; i < ninputs; ++i) {
+        simhash_read_run(index, inputs[i], slots[i], run);
         read_chain(index, run->tables[0].first, SIMHASH_DATA, nullptr, nullptr, entries);
     }
     if (with_merge_list) read_chain(index, old->merge_head, SIMHASH_PENDING, nullptr, nullptr, entries);
@@ -224,7 +224,7 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const int *chosen, int nch
     uint32 nruns = 0;
     for (uint32 i = 0; i < meta->nruns; ++i) {
         bool input = false;
-        for (int c = 0; c < nchosen; ++c) input = input || meta->runs[i].header == old->runs[chosen[c]].header;
+        for (int c = 0; c < ninputs; ++c) input = input || meta->runs[i].header == inputs[c];
         if (!input) {
             runs[nruns++] = meta->runs[i];
             continue;
@@ -269,13 +269,17 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const int *chosen, int nch
     return true;
 }
 
-// Live sizes of the runs, for the tier policy.
-int runs_to_merge(Relation index, Buffer meta_buffer, int *chosen) {
+// The headers of the runs the tier policy merges next (by their live sizes); returns how many.
+int runs_to_merge(Relation index, Buffer meta_buffer, BlockNumber *headers) {
     LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
     const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
     uint64 sizes[SIMHASH_MAX_RUNS];
+    BlockNumber run_headers[SIMHASH_MAX_RUNS];
     const uint32 nruns = meta->nruns;
-    for (uint32 i = 0; i < nruns; ++i) sizes[i] = meta->runs[i].nentries - meta->runs[i].ndead;
+    for (uint32 i = 0; i < nruns; ++i) {
+        sizes[i] = meta->runs[i].nentries - meta->runs[i].ndead;
+        run_headers[i] = meta->runs[i].header;
+    }
     LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
     simhash::RunTierPolicy policy;
     // Tier 0: one pending list written out (its pages hold SIMHASH_ENTRIES_PER_PAGE entries each).
@@ -283,31 +287,36 @@ int runs_to_merge(Relation index, Buffer meta_buffer, int *chosen) {
                                                   SIMHASH_ENTRIES_PER_PAGE);
     policy.fanout = kTierFanout;
     policy.max_runs = kMaxLiveRuns;
-    return simhash::choose_runs_to_merge(sizes, nruns, policy, chosen);
+    int chosen[kTierFanout];
+    const int n = simhash::choose_runs_to_merge(sizes, nruns, policy, chosen);
+    for (int i = 0; i < n; ++i) headers[i] = run_headers[chosen[i]];
+    return n;
 }
 
 void lock_merges(Relation index) { LockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock); }
 void unlock_merges(Relation index) { UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock); }
 
-// The whole merge, merge lock held: recycle, write the pending list out, merge tiers.
-void merge_locked(Relation index, SimhashMergeResult *result) {
+// The whole merge, merge lock held: recycle, write the pending list out, merge tiers. Returns the
+// pages recycled.
+BlockNumber merge_locked(Relation index) {
     MemoryContext merge_context = AllocSetContextCreate(CurrentMemoryContext, "simhash merge", ALLOCSET_DEFAULT_SIZES);
     MemoryContext old_context = MemoryContextSwitchTo(merge_context);
     Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-    result->freed += recycle_retired(index, meta_buffer);
+    const BlockNumber freed = recycle_retired(index, meta_buffer);
     detach_pending(index, meta_buffer);
-    if (merge_inputs(index, meta_buffer, nullptr, 0, true, result)) {
+    if (merge_inputs(index, meta_buffer, nullptr, 0, true)) {
         for (int round = 0; round < SIMHASH_MAX_RUNS; ++round) {
             CHECK_FOR_INTERRUPTS();
-            int chosen[kTierFanout];
-            const int nchosen = runs_to_merge(index, meta_buffer, chosen);
-            if (nchosen == 0 || !merge_inputs(index, meta_buffer, chosen, nchosen, false, result)) break;
+            BlockNumber inputs[kTierFanout];
+            const int ninputs = runs_to_merge(index, meta_buffer, inputs);
+            if (ninputs == 0 || !merge_inputs(index, meta_buffer, inputs, ninputs, false)) break;
             MemoryContextReset(merge_context);
         }
     }
     ReleaseBuffer(meta_buffer);
     MemoryContextSwitchTo(old_context);
     MemoryContextDelete(merge_context);
+    return freed;
 }
 
 struct PageVisit {
@@ -339,9 +348,7 @@ bool pages_unaccounted_for(Relation index, const SimhashMetaData *meta, BlockNum
     BlockNumber free_pages = 0;
     for (BlockNumber blkno = 1; blkno < nblocks; ++blkno)
         if (GetRecordedFreeSpace(index, blkno) > 0) ++free_pages;
-    uint64 in_use = 1 + simhash_run_pages(meta) + meta->npending_pages;  // with the metapage
-    for (uint32 i = 0; i < meta->nretired; ++i) in_use += meta->retired[i].npages;
-    return static_cast<uint64>(nblocks) - free_pages > in_use;
+    return static_cast<uint64>(nblocks) - free_pages > simhash_pages_in_use(meta);
 }
 
 // VACUUM's first pass over one chain: dead entries become tombstones. Returns how many it marked;
@@ -387,21 +394,22 @@ double mark_dead(Relation index, BlockNumber blkno, uint16 flags, IndexBulkDelet
 }  // namespace
 
 void simhash_collect_run_pages(Relation index, BlockNumber header, void (*visit)(BlockNumber, void *), void *arg) {
-    Buffer buffer;
-    Page page = simhash_lock_page(index, header, BUFFER_LOCK_SHARE, SIMHASH_RUN, &buffer);
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
-    memcpy(run, SimhashPageGetRun(page), sizeof(SimhashRunData));
-    UnlockReleaseBuffer(buffer);
-    if (run->ntables > SIMHASH_MAX_TABLES || run->nmappages > SIMHASH_MAX_MAP_PAGES)
-        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                        errmsg("index \"%s\" has an invalid run header at block %u", RelationGetRelationName(index), header)));
+    simhash_read_run(index, header, nullptr, run);
     visit(header, arg);
     for (int t = 0; t < run->ntables; ++t) {
         read_chain(index, run->tables[t].first, t == 0 ? SIMHASH_DATA : SIMHASH_REF, visit, arg, nullptr);
-        for (uint32 i = 0; i < run->tables[t].ndirpages && i < SIMHASH_MAX_DIR_PAGES; ++i) visit(run->tables[t].dir[i], arg);
+        for (uint32 i = 0; i < run->tables[t].ndirpages; ++i) visit(run->tables[t].dir[i], arg);
     }
     for (uint32 i = 0; i < run->nmappages; ++i) visit(run->map[i], arg);
     pfree(run);
+}
+
+void simhash_visit_retired(Relation index, const SimhashRetired *retired, void (*visit)(BlockNumber, void *), void *arg) {
+    if (retired->kind == SIMHASH_RUN)
+        simhash_collect_run_pages(index, retired->head, visit, arg);
+    else
+        read_chain(index, retired->head, SIMHASH_PENDING, visit, arg, nullptr);
 }
 
 BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
@@ -423,12 +431,7 @@ BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
     visit.nblocks = nblocks;
     visit.reachable[SIMHASH_METAPAGE_BLKNO] = true;
     for (uint32 i = 0; i < meta->nruns; ++i) simhash_collect_run_pages(index, meta->runs[i].header, mark_visitor, &visit);
-    for (uint32 i = 0; i < meta->nretired; ++i) {
-        if (meta->retired[i].kind == SIMHASH_RUN)
-            simhash_collect_run_pages(index, meta->retired[i].head, mark_visitor, &visit);
-        else
-            read_chain(index, meta->retired[i].head, SIMHASH_PENDING, mark_visitor, &visit, nullptr);
-    }
+    for (uint32 i = 0; i < meta->nretired; ++i) simhash_visit_retired(index, &meta->retired[i], mark_visitor, &visit);
 
     BlockList *garbage = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
     bool pending_candidates = false;
@@ -458,15 +461,14 @@ BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
     return reclaimed;
 }
 
-void simhash_merge(Relation index, bool wait, SimhashMergeResult *result) {
-    result->removed = result->remaining = 0;
-    result->freed = 0;
+BlockNumber simhash_merge(Relation index, bool wait) {
     if (wait)
         lock_merges(index);
     else if (!ConditionalLockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock))
-        return;
-    merge_locked(index, result);
+        return 0;
+    const BlockNumber freed = merge_locked(index);
     unlock_merges(index);
+    return freed;
 }
 
 IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -480,7 +482,7 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
     uint64 tombstones[SIMHASH_MAX_RUNS] = {0};
     double total = 0;
     for (uint32 i = 0; i < meta->nruns; ++i) {
-        simhash_read_run(index, &meta->runs[i], run);
+        simhash_read_run(index, meta->runs[i].header, &meta->runs[i], run);
         total += mark_dead(index, run->tables[0].first, SIMHASH_DATA, callback, callback_state, &tombstones[i]);
     }
     total += mark_dead(index, meta->pending_head, SIMHASH_PENDING, callback, callback_state, nullptr);
@@ -504,17 +506,9 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
     GenericXLogFinish(state);
     LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
 
-    // Runs a fifth dead are rewritten alone (found by header: each rewrite reorders the list).
-    SimhashMergeResult result = {};
-    for (int c = 0; c < ncompact; ++c) {
-        LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
-        const SimhashMetaData *now = simhash_check_meta(index, BufferGetPage(meta_buffer));
-        int at = -1;
-        for (uint32 i = 0; i < now->nruns; ++i)
-            if (now->runs[i].header == compact[c]) at = static_cast<int>(i);
-        LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
-        if (at < 0 || !merge_inputs(index, meta_buffer, &at, 1, false, &result)) break;
-    }
+    // Runs a fifth dead are rewritten alone.
+    for (int c = 0; c < ncompact; ++c)
+        if (!merge_inputs(index, meta_buffer, &compact[c], 1, false)) break;
     ReleaseBuffer(meta_buffer);
     unlock_merges(index);
     stats->tuples_removed += total;
@@ -524,9 +518,8 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
 IndexBulkDeleteResult *simhash_amvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats) {
     if (info->analyze_only) return stats;
     if (!stats) stats = static_cast<IndexBulkDeleteResult *>(palloc0(sizeof(IndexBulkDeleteResult)));
-    SimhashMergeResult result;
-    simhash_merge(info->index, true, &result);  // write the pending list out, merge tiers, recycle
-    stats->pages_deleted += result.freed + simhash_reclaim_unreachable_pages(info->index);
+    // Write the pending list out, merge tiers, recycle.
+    stats->pages_deleted += simhash_merge(info->index, true) + simhash_reclaim_unreachable_pages(info->index);
     stats->num_pages = RelationGetNumberOfBlocks(info->index);
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
     simhash_read_meta(info->index, meta);

@@ -41,14 +41,21 @@ struct CheckState {
     Relation index;
     uint8 *owner;  // per block: 0 = not in a chain yet
     BlockNumber nblocks;
+    BlockNumber claimed;  // blocks owned so far
     SimhashEntryArray all;  // live entries of the runs and pending lists, sorted by (fp, tid)
     double heap_checked;
 };
 
-Page read_page(CheckState *s, BlockNumber blkno, uint16 flags, Buffer *buffer) {
+// Records that a structure reaches `blkno`; each block may be reached once.
+void claim(CheckState *s, BlockNumber blkno) {
     if (blkno >= s->nblocks) corrupted(s->index, psprintf("chain points to block %u beyond the end (%u blocks)", blkno, s->nblocks));
     if (s->owner[blkno]) corrupted(s->index, psprintf("block %u is reachable twice", blkno));
     s->owner[blkno] = 1;
+    s->claimed++;
+}
+
+Page read_page(CheckState *s, BlockNumber blkno, uint16 flags, Buffer *buffer) {
+    claim(s, blkno);
     *buffer = ReadBuffer(s->index, blkno);
     LockBuffer(*buffer, BUFFER_LOCK_SHARE);
     Page page = BufferGetPage(*buffer);
@@ -156,8 +163,6 @@ void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometr
     if (items != meta->nentries)
         corrupted(s->index, psprintf("table %d has %zu entries, run header says " UINT64_FORMAT, t, items, meta->nentries));
     if (npages != table->npages) corrupted(s->index, psprintf("table %d has %u pages, run header says %u", t, npages, table->npages));
-    if (table->ndirpages != (nprefixes + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE)
-        corrupted(s->index, psprintf("table %d has %u directory pages", t, table->ndirpages));
 
     // Directory: slot p names the page and offset of the first entry whose prefix is >= p.
     while (next_prefix < nprefixes) expected[next_prefix++].blkno = InvalidBlockNumber;
@@ -203,13 +208,8 @@ void check_run(CheckState *s, const SimhashRunSlot *slot, int number) {
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
     memcpy(run, SimhashPageGetRun(page), sizeof(SimhashRunData));
     UnlockReleaseBuffer(buffer);
-    if (run->serial != slot->serial || run->nentries != slot->nentries || run->ntables != slot->ntables ||
-        run->dirbits != slot->dirbits ||
-        run->ntables < SIMHASH_MIN_TABLES || run->ntables > SIMHASH_MAX_TABLES || run->dirbits < 1 ||
-        run->dirbits > 64 / run->ntables || run->nmappages > SIMHASH_MAX_MAP_PAGES || run->nentries == 0)
+    if (!simhash_run_header_valid(run, slot))
         corrupted(s->index, psprintf("run %d (header block %u) does not match its metapage slot", number, slot->header));
-    if (run->tables[0].npages != slot->table0_pages)
-        corrupted(s->index, psprintf("run %d has %u table-0 pages, metapage says %u", number, run->tables[0].npages, slot->table0_pages));
     SimhashGeometry g;
     simhash_geometry(run->ntables, run->dirbits, &g);
     SimhashEntryArray table0 = {};
@@ -231,25 +231,7 @@ void check_run(CheckState *s, const SimhashRunSlot *slot, int number) {
     pfree(run);
 }
 
-BlockNumber count_owned(const CheckState *s) {
-    BlockNumber n = 0;
-    for (BlockNumber blkno = 0; blkno < s->nblocks; ++blkno) n += s->owner[blkno];
-    return n;
-}
-
-struct PageCount {
-    CheckState *s;
-    uint32 n;
-};
-
-void claim_page(BlockNumber blkno, void *arg) {
-    PageCount *c = static_cast<PageCount *>(arg);
-    CheckState *s = c->s;
-    if (blkno >= s->nblocks) corrupted(s->index, psprintf("retired set names block %u beyond the end", blkno));
-    if (s->owner[blkno]) corrupted(s->index, psprintf("block %u is reachable twice", blkno));
-    s->owner[blkno] = 1;
-    c->n++;
-}
+void claim_visitor(BlockNumber blkno, void *arg) { claim(static_cast<CheckState *>(arg), blkno); }
 
 void heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive, void *state) {
     CheckState *s = static_cast<CheckState *>(state);
@@ -316,14 +298,12 @@ SIMHASH_FUNCTION(simhash_index_check) {
         UnlockReleaseBuffer(buffer);
     }
 
-    uint64 run_pages_seen = 0;
     for (uint32 i = 0; i < meta->nruns; ++i) {
-        const BlockNumber before = count_owned(s);
+        const BlockNumber before = s->claimed;
         check_run(s, &meta->runs[i], static_cast<int>(i + 1));
-        const BlockNumber pages = count_owned(s) - before;
+        const BlockNumber pages = s->claimed - before;
         if (pages != meta->runs[i].npages)
             corrupted(index, psprintf("run %u has %u pages, metapage says %u", i + 1, pages, meta->runs[i].npages));
-        run_pages_seen += pages;
         if (i > 0 && meta->runs[i].nentries > meta->runs[i - 1].nentries + meta->runs[i - 1].ndead &&
             meta->runs[i].ndead == 0 && meta->runs[i - 1].ndead == 0)
             corrupted(index, psprintf("runs %u and %u are not largest first", i, i + 1));
@@ -334,21 +314,13 @@ SIMHASH_FUNCTION(simhash_index_check) {
     if (check_pending(s, meta->merge_head, meta->merge_tail, &npages) != meta->nmerge || npages != meta->nmerge_pages)
         corrupted(index, "merge list entry or page count differs from the metapage");
     for (uint32 i = 0; i < meta->nretired; ++i) {
-        PageCount count = {s, 0};
-        if (meta->retired[i].kind == SIMHASH_RUN)
-            simhash_collect_run_pages(index, meta->retired[i].head, claim_page, &count);
-        else if (meta->retired[i].kind == SIMHASH_PENDING) {
-            for (BlockNumber blkno = meta->retired[i].head; blkno != InvalidBlockNumber;) {
-                Buffer buffer;
-                Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, SIMHASH_PENDING, &buffer);
-                claim_page(blkno, &count);
-                blkno = SimhashPageGetOpaque(page)->next;
-                UnlockReleaseBuffer(buffer);
-            }
-        } else
+        if (meta->retired[i].kind != SIMHASH_RUN && meta->retired[i].kind != SIMHASH_PENDING)
             corrupted(index, psprintf("retired set %u has an unknown kind", i));
-        if (count.n != meta->retired[i].npages)
-            corrupted(index, psprintf("retired set %u has %u pages, metapage says %u", i, count.n, meta->retired[i].npages));
+        const BlockNumber before = s->claimed;
+        simhash_visit_retired(index, &meta->retired[i], claim_visitor, s);
+        if (s->claimed - before != meta->retired[i].npages)
+            corrupted(index, psprintf("retired set %u has %u pages, metapage says %u", i, s->claimed - before,
+                                      meta->retired[i].npages));
     }
     if (concurrently) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
     ReleaseBuffer(meta_buffer);
