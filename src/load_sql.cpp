@@ -8,8 +8,9 @@
 //     near-duplicates always share at least one key. The keys are folded into kLockKeys values
 //     per table, de-duplicated and taken in ascending order (transaction-scoped, ExclusiveLock);
 //  2. with the locks held, runs the check query (a saved SPI plan per trigger, run as the table
-//     owner) `SELECT ... FROM ONLY t WHERE hamming(fp, $1) <= radius AND ctid <> $2 ORDER BY
-//     ... LIMIT 1`, which the simhash index serves. The check runs as the table owner inside a
+//     owner) `SELECT ... FROM ONLY t WHERE hamming(fp, $1) <= radius AND ctid <> $2 [ORDER BY
+//     ...] LIMIT 1` (no ORDER BY for 'skip'), which the simhash index serves. The check runs as
+//     the table owner inside a
 //     security-restricted operation, and every function, operator and type in its text is
 //     schema-qualified (this extension's schema, pg_catalog), so nothing a loader puts on its
 //     search_path can run as the owner or change the answer. SPI takes a new snapshot after a command
@@ -244,12 +245,17 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid trigge
     }
     appendStringInfo(&query,
                      " FROM ONLY %s.%s WHERE %s.hamming(%s, $1) OPERATOR(%s.<=) %d"
-                     " AND ctid OPERATOR(pg_catalog.<>) $2 ORDER BY ",
+                     " AND ctid OPERATOR(pg_catalog.<>) $2",
                      quote_identifier(get_namespace_name(RelationGetNamespace(rel))),
                      quote_identifier(RelationGetRelationName(rel)), ext, fp, ext, radius);
-    if (action == kMark)  // prefer an original (unmarked) row
-        appendStringInfo(&query, "%s IS NOT NULL, ", quote_identifier(args[3]));
-    appendStringInfo(&query, "%s.hamming(%s, $1), ctid LIMIT 1", ext, fp);
+    // 'skip' needs any near-duplicate (no sort to set up per row); the others name the one they
+    // report or point at, so it is the nearest, ties by ctid, preferring an original (unmarked) row.
+    if (action != kSkip) {
+        appendStringInfoString(&query, " ORDER BY ");
+        if (action == kMark) appendStringInfo(&query, "%s IS NOT NULL, ", quote_identifier(args[3]));
+        appendStringInfo(&query, "%s.hamming(%s, $1), ctid", ext, fp);
+    }
+    appendStringInfoString(&query, " LIMIT 1");
 
     entry->relid = RelationGetRelid(rel);
     entry->action = action;

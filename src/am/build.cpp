@@ -181,13 +181,23 @@ inline int64 pack_tid(const ItemPointerData *tid) {
     return (static_cast<int64>(ItemPointerGetBlockNumberNoCheck(tid)) << 16) | ItemPointerGetOffsetNumberNoCheck(tid);
 }
 
-void sorter_put(SimhashSorter *s, int64 fp, const ItemPointerData *tid) {
+// The spilled sorts hold pairs of int8 and sort by the first.
+AttrNumber sort_column = 1;
+Oid sort_less = Int8LessOperator;
+Oid sort_collation = InvalidOid;
+bool sort_nulls_first = false;
+
+void sorter_put_pair(SimhashSorter *s, Tuplesortstate *sort, int64 key, int64 value) {
     ExecClearTuple(s->slot);
-    s->slot->tts_values[0] = Int64GetDatum(unsigned_key(static_cast<uint64>(fp)));
-    s->slot->tts_values[1] = Int64GetDatum(pack_tid(tid));
+    s->slot->tts_values[0] = Int64GetDatum(key);
+    s->slot->tts_values[1] = Int64GetDatum(value);
     s->slot->tts_isnull[0] = s->slot->tts_isnull[1] = false;
     ExecStoreVirtualTuple(s->slot);
-    tuplesort_puttupleslot(s->sort0, s->slot);
+    tuplesort_puttupleslot(sort, s->slot);
+}
+
+void sorter_put(SimhashSorter *s, int64 fp, const ItemPointerData *tid) {
+    sorter_put_pair(s, s->sort0, unsigned_key(static_cast<uint64>(fp)), pack_tid(tid));
 }
 
 int sort_work_mem(const SimhashSorter *s, int parts) {
@@ -199,13 +209,9 @@ void sorter_spill(SimhashSorter *s) {
     TupleDescInitEntry(s->desc, 1, "key", INT8OID, -1, 0);
     TupleDescInitEntry(s->desc, 2, "tid", INT8OID, -1, 0);
     s->slot = MakeSingleTupleTableSlot(s->desc, &TTSOpsMinimalTuple);
-    AttrNumber column = 1;
-    Oid less = Int8LessOperator;
-    Oid collation = InvalidOid;
-    bool nulls_first = false;
     // Half the budget; the refs' sorts get the other half while table 0 is written.
-    s->sort0 = tuplesort_begin_heap(s->desc, 1, &column, &less, &collation, &nulls_first, sort_work_mem(s, 2), nullptr,
-                                    TUPLESORT_NONE);
+    s->sort0 = tuplesort_begin_heap(s->desc, 1, &sort_column, &sort_less, &sort_collation, &sort_nulls_first,
+                                    sort_work_mem(s, 2), nullptr, TUPLESORT_NONE);
     for (Size i = 0; i < s->array.n; ++i) sorter_put(s, s->array.items[i].fp, &s->array.items[i].tid);
     pfree(s->array.items);
     s->array.items = nullptr;
@@ -399,8 +405,8 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     if (spilled) {
         tuplesort_performsort(s->sort0);
         for (int t = 1; t < ntables; ++t)
-            s->refs[t] = tuplesort_begin_datum(INT8OID, Int8LessOperator, InvalidOid, false,
-                                               sort_work_mem(s, 2 * (ntables - 1)), nullptr, TUPLESORT_NONE);
+            s->refs[t] = tuplesort_begin_heap(s->desc, 1, &sort_column, &sort_less, &sort_collation, &sort_nulls_first,
+                                              sort_work_mem(s, 2 * (ntables - 1)), nullptr, TUPLESORT_NONE);
     } else {
         sorted = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
         sort_entries(s->array.items, sorted, n, &g, buckets);
@@ -415,10 +421,8 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
             entry.fp = static_cast<int64>(from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull))));
             const int64 packed = DatumGetInt64(slot_getattr(s->slot, 2, &isnull));
             ItemPointerSet(&entry.tid, static_cast<BlockNumber>(packed >> 16), static_cast<OffsetNumber>(packed & 0xFFFF));
-            for (int t = 1; t < ntables; ++t) {
-                const uint64 ref = (static_cast<uint64>(simhash_key32(entry.fp, &g, t)) << 32) | pos;
-                tuplesort_putdatum(s->refs[t], Int64GetDatum(unsigned_key(ref)), false);
-            }
+            for (int t = 1; t < ntables; ++t)  // (rotation, position): sorted by block t, then the rest
+                sorter_put_pair(s, s->refs[t], unsigned_key(simhash_rotation(entry.fp, &g, t)), static_cast<int64>(pos));
         } else {
             entry = sorted[pos];
         }
@@ -445,26 +449,26 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         if (spilled) {
             tuplesort_performsort(s->refs[t]);
         } else {
-            for (Size pos = 0; pos < n; ++pos)
-                refs[pos] = (static_cast<uint64>(simhash_key32(sorted[pos].fp, &g, t)) << 32) | pos;
+            for (Size pos = 0; pos < n; ++pos)  // block t on top: sorted by block, then position
+                refs[pos] = ((simhash_rotation(sorted[pos].fp, &g, t) >> 32) << 32) | pos;
             sort_refs(refs, refs_sorted, n, &g, t, buckets);
         }
         table_begin(&tw, w, &g, t, &meta->tables[t], dir, nullptr);
         for (Size i = 0; i < n; ++i) {
-            uint64 value;
-            if (spilled) {
-                Datum datum;
-                bool isnull;
-                if (!tuplesort_getdatum_compat(s->refs[t], true, &datum, &isnull, nullptr))
-                    elog(ERROR, "simhash build: tuplesort ended early");
-                value = from_unsigned_key(DatumGetInt64(datum));
-            } else {
-                value = refs_sorted[i];
-            }
+            uint64 rotation;
             SimhashRef ref;
-            ref.key = static_cast<uint32>(value >> 32);
-            ref.pos = static_cast<uint32>(value);
-            table_add(&tw, &ref, simhash_key_block(ref.key, &g, t));
+            if (spilled) {
+                if (!tuplesort_gettupleslot(s->refs[t], true, false, s->slot, nullptr))
+                    elog(ERROR, "simhash build: tuplesort ended early");
+                bool isnull;
+                rotation = from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull)));
+                ref.pos = static_cast<uint32>(DatumGetInt64(slot_getattr(s->slot, 2, &isnull)));
+            } else {
+                ref.pos = static_cast<uint32>(refs_sorted[i]);
+                rotation = simhash_rotation(sorted[ref.pos].fp, &g, t);
+            }
+            ref.key = static_cast<uint32>((rotation << g.dirbits) >> 32);  // simhash_ref_key
+            table_add(&tw, &ref, static_cast<uint32>(rotation >> (64 - g.len[t])));
             if ((i & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
         }
         table_finish(&tw, nprefixes);

@@ -43,13 +43,14 @@ struct ProbeQuery {
     int radius[INDEX_MAX_KEYS];  // clamped to 0..64
     SimhashGeometry g;
     uint32 qblock[SIMHASH_MAX_TABLES];
-    uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_key32 of the probing center
+    uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_ref_key of the probing center
     int r;                            // probing radius
     int rb;                           // per-block radius
     const SimhashRunData *run;        // the run being probed, and its directories (backend cache)
     const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];
     Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
     BlockNumber map_blkno;
+    const SimhashCachedChain *chain;  // the list copy being searched
     TIDBitmap *tbm;     // bitmap scans
     ScanOpaque *so;     // tuple scans
     int64 found;
@@ -106,6 +107,32 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) 
     }
 }
 
+// Entries from a backend copy (copy_cache.cpp), through its buckets.
+void visit_cached(uint32_t i, void *context) {
+    ProbeQuery *q = static_cast<ProbeQuery *>(context);
+    const SimhashCachedChain *chain = q->chain;
+    if (q->nkeys > 1 && !matches(q, static_cast<int64>(chain->fps[i]))) return;
+    ItemPointerData tid = chain->tids[i];
+    emit(q, &tid);
+}
+
+void search_copy(ProbeQuery *q, const SimhashCachedChain *copy, int primary) {
+    q->chain = copy;
+    simhash::block_buckets_search(copy->buckets, copy->fps, static_cast<uint64>(q->center[primary]),
+                                  q->radius[primary], visit_cached, q);
+    q->chain = nullptr;
+}
+
+// The pending list or the list being merged: from the backend's copy, or its pages when too long.
+void scan_list(Relation index, ProbeQuery *q, uint64 index_id, uint32 epoch, BlockNumber head, uint64 nentries,
+               int primary) {
+    const SimhashCachedChain *copy = simhash_cached_list(index, index_id, epoch, head, nentries);
+    if (copy != nullptr)
+        search_copy(q, copy, primary);
+    else
+        scan_chain(index, q, head, SIMHASH_PENDING);
+}
+
 // Writes every `len`-bit value within `budget` bit flips of `value` (flipping bits >= `from`).
 void enumerate(uint32 value, int from, int budget, int len, uint32 *out, Size *n) {
     out[(*n)++] = value;
@@ -157,42 +184,57 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidat
     emit(q, &tid);
 }
 void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref) {
-    // The 32 stored bits already differ too much: no need to fetch the fingerprint.
+    // The 32 stored bits below the prefix already differ too much: no need to fetch the entry.
     if (simhash::popcount64(ref.key ^ q->qkey[t]) > q->r) return;
     SimhashEntry entry;
     fetch_entry(index, q, ref.pos, &entry);
     consider(index, q, t, entry);
 }
 
-// The entries of table t whose block equals `value`, from the directory's slot on: the first entry
-// whose prefix is >= value's, so only entries of the same prefix (dirbits < block length) precede
-// the ones wanted.
-void probe(Relation index, ProbeQuery *q, int t, uint32 value, const SimhashDirSlot &slot) {
+// The entries of table t whose block equals `value`: they lie between the directory's slot for
+// the value's prefix and the next prefix's slot (an empty range costs no page), sorted by the
+// block's bits below the prefix, which table 0 has in its fingerprints and refs in their keys.
+void probe(Relation index, ProbeQuery *q, int t, uint32 value) {
+    const SimhashGeometry *g = &q->g;
+    const Size prefix = simhash_prefix(value, g, t);
+    const SimhashDirSlot &slot = q->dir[t][prefix];
+    SimhashDirSlot end;
+    end.blkno = InvalidBlockNumber;
+    end.offset = 0;
+    if (prefix + 1 < (Size{1} << g->dirbits)) end = q->dir[t][prefix + 1];
+    const uint32 sub = simhash_subblock(value, g, t);
     BlockNumber blkno = slot.blkno;
     int start = slot.offset;
-    const SimhashGeometry *g = &q->g;
-    while (blkno != InvalidBlockNumber) {
+    while (blkno != InvalidBlockNumber && !(blkno == end.blkno && start >= end.offset)) {
         Buffer buffer;
         Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, t == 0 ? SIMHASH_DATA : SIMHASH_REF, &buffer);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        const int n = opaque->nentries;
-        const int64 *fps = SimhashPageGetFps(page);
-        const SimhashRef *refs = SimhashPageGetRefs(page);
-        auto block_at = [&](int i) { return t == 0 ? simhash_block(fps[i], g, 0) : simhash_key_block(refs[i].key, g, t); };
-        bool done = false;
-        for (int i = start; i < n; ++i) {
-            const uint32 block = block_at(i);
-            if (block < value) continue;
-            if (block != value) {
-                done = true;
-                break;
-            }
-            if (t == 0) {
+        const bool last = blkno == end.blkno;
+        const int n = last ? Min(static_cast<int>(opaque->nentries), static_cast<int>(end.offset)) : opaque->nentries;
+        bool done = last;
+        if (t == 0) {
+            const int64 *fps = SimhashPageGetFps(page);
+            for (int i = start; i < n; ++i) {
+                const uint32 block = simhash_block(fps[i], g, 0);
+                if (block < value) continue;
+                if (block != value) {
+                    done = true;
+                    break;
+                }
                 SimhashEntry entry;
                 entry.fp = fps[i];
                 entry.tid = *simhash_page_tid(page, i);
                 consider(index, q, t, entry);
-            } else {
+            }
+        } else {
+            const SimhashRef *refs = SimhashPageGetRefs(page);
+            for (int i = start; i < n; ++i) {
+                const uint32 below = simhash_ref_subblock(refs[i].key, g, t);
+                if (below < sub) continue;
+                if (below != sub) {
+                    done = true;
+                    break;
+                }
                 consider(index, q, t, refs[i]);
             }
         }
@@ -210,8 +252,7 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
         std::sort(values, values + n);
         for (Size i = 0; i < n; ++i) {
             CHECK_FOR_INTERRUPTS();
-            const SimhashDirSlot &slot = q->dir[t][simhash_prefix(values[i], &q->g, t)];
-            if (slot.blkno != InvalidBlockNumber) probe(index, q, t, values[i], slot);
+            probe(index, q, t, values[i]);
         }
     }
     if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
@@ -252,14 +293,17 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
     const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
     const BlockNumber pending_head = meta->pending_head, merge_head = meta->merge_head;
+    const uint64 npending = meta->npending, nmerge = meta->nmerge;
+    const uint32 epoch = meta->pending_epoch;
     const uint32 nruns = meta->nruns;
     const uint64 index_id = meta->index_id;
     SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
     memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
     if (!hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
 
-    scan_chain(index, q, pending_head, SIMHASH_PENDING);
-    scan_chain(index, q, merge_head, SIMHASH_PENDING);
+    simhash_copy_cache_scan_begins();
+    scan_list(index, q, index_id, epoch, pending_head, npending, primary);
+    scan_list(index, q, index_id, epoch, merge_head, nmerge, primary);
     q->r = q->radius[primary];
     q->map_buffer = InvalidBuffer;
     q->map_blkno = InvalidBlockNumber;
@@ -271,6 +315,11 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
         SimhashCachedRun cached;
         simhash_cached_run(index, index_id, &runs[i], &cached);
         const SimhashRunData *run = cached.run;
+        const SimhashCachedChain *copy = simhash_cached_run_entries(index, index_id, &runs[i], run);
+        if (copy != nullptr) {
+            search_copy(q, copy, primary);
+            continue;
+        }
         if (estimate.full_scan) {
             scan_chain(index, q, run->tables[0].first, SIMHASH_DATA);
             continue;
@@ -281,7 +330,7 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
         memcpy(q->dir, cached.dir, sizeof(q->dir));
         for (int t = 0; t < run->ntables; ++t) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
-            q->qkey[t] = simhash_key32(q->center[primary], &q->g, t);
+            q->qkey[t] = simhash_ref_key(q->center[primary], &q->g, t);
         }
         probe_tables(index, q, static_cast<Size>(estimate.probes));
     }

@@ -15,9 +15,12 @@
 //                    entry in place by clearing its TID's offset (a tombstone)
 //   map pages        the block numbers of table 0's pages in order: entry i of table 0 is slot
 //                    i % per-page of page i / per-page
-//   tables 1..m-1    ref pages of SimhashRef {key, pos} (8 bytes): key = the 32 bits of fp that
-//                    start at block t (block t, then the following bits), pos = the entry's position
-//                    in the run's table 0; sorted by block t; chained
+//   tables 1..m-1    ref pages of SimhashRef {key, pos} (8 bytes), sorted by block t, chained:
+//                    key = the 32 bits of fp that follow block t's directory prefix (the block's
+//                    bits below the prefix, then the bits after the block), pos = the entry's
+//                    position in the run's table 0. The prefix is known from the directory, so
+//                    the key spends its bits where they filter: at 16-bit blocks, 32 bits beyond
+//                    the block
 //   directory pages  per table, 2^dirbits slots: for each key prefix (the top dirbits bits of
 //                    block t) the data page and offset of the first entry with that prefix or above
 //   pending pages    unsorted entries (fingerprints, then TIDs), chained; appended by aminsert,
@@ -28,7 +31,8 @@
 // Runs merge by size tiers (core/run_tiers.h): each entry is rewritten O(log(N / pending)) times
 // and no operation rewrites the whole index. A scan of radius r probes, in every run and table t,
 // every block value within floor(r / m) bits of the query's block; in tables 1..m-1 the 32 stored
-// bits filter the candidates before the full fingerprint is fetched from table 0; the full 64-bit
+// bits filter the candidates before the full fingerprint is fetched from table 0 (at radius 3, one
+// candidate in ~800,000 passes by chance with 32 bits beyond a 16-bit block); the full 64-bit
 // distance decides, and an entry is accepted only from the first table whose block is within
 // floor(r / m) bits: each heap row is in one run and is returned once.
 //
@@ -47,6 +51,7 @@
 #pragma once
 
 #include "core/hamming.h"
+#include "core/block_buckets.h"
 
 #include "compat.h"
 
@@ -105,8 +110,8 @@ struct __attribute__((packed, aligned(2))) SimhashEntry {
     ItemPointerData tid;
 };
 
-// An entry of tables 1..m-1: 32 bits of the fingerprint starting at the table's block, and the
-// position of the full entry in table 0.
+// An entry of tables 1..m-1: the 32 bits of the fingerprint that follow the table's directory
+// prefix (simhash_ref_key), and the position of the full entry in table 0.
 struct SimhashRef {
     uint32 key;
     uint32 pos;
@@ -201,7 +206,8 @@ struct SimhashMetaData {
     uint64 index_id;      // random, drawn when the index is built: names it in backend caches
     TimestampTz last_merge;
     uint32 nretired;
-    uint32 unused2;
+    uint32 pending_epoch;  // changes whenever a pending or merge list changes other than by appends
+                           // (detached, tombstones set): backend copies of the lists are keyed by it
     SimhashRunSlot runs[SIMHASH_MAX_RUNS];  // largest first
     SimhashRetired retired[SIMHASH_MAX_RETIRED];
 };
@@ -228,13 +234,25 @@ inline uint32 simhash_block(int64 fp, const SimhashGeometry *g, int t) {
 inline uint32 simhash_prefix(uint32 block, const SimhashGeometry *g, int t) {
     return block >> (g->len[t] - g->dirbits);
 }
-// The 32 bits of fp starting at block t (block t on top); blocks are at most 32 bits long.
-inline uint32 simhash_key32(int64 fp, const SimhashGeometry *g, int t) {
+// fp rotated so that block t is on top.
+inline uint64 simhash_rotation(int64 fp, const SimhashGeometry *g, int t) {
     const uint64 x = static_cast<uint64>(fp);
     const int shift = g->shift[t];
-    return static_cast<uint32>((shift ? (x << shift) | (x >> (64 - shift)) : x) >> 32);
+    return shift ? (x << shift) | (x >> (64 - shift)) : x;
 }
-inline uint32 simhash_key_block(uint32 key, const SimhashGeometry *g, int t) { return key >> (32 - g->len[t]); }
+// What a ref of table t stores: the 32 bits of the rotation below the directory prefix.
+inline uint32 simhash_ref_key(int64 fp, const SimhashGeometry *g, int t) {
+    return static_cast<uint32>((simhash_rotation(fp, g, t) << g->dirbits) >> 32);
+}
+// The bits of block t below its directory prefix, from a ref key (0 when the prefix is the block).
+inline uint32 simhash_ref_subblock(uint32 key, const SimhashGeometry *g, int t) {
+    const int bits = g->len[t] - g->dirbits;
+    return bits > 0 ? key >> (32 - bits) : 0;
+}
+inline uint32 simhash_subblock(uint32 block, const SimhashGeometry *g, int t) {
+    const int bits = g->len[t] - g->dirbits;
+    return bits > 0 ? block & ((uint32{1} << bits) - 1) : 0;
+}
 inline int simhash_distance(int64 a, int64 b) {
     return simhash::hamming_distance(static_cast<uint64_t>(a), static_cast<uint64_t>(b));
 }
@@ -304,6 +322,27 @@ struct SimhashCachedRun {
     const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each
 };
 void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *slot, SimhashCachedRun *out);
+
+// copy_cache.cpp: backend copies of the unsorted lists (the pending list, a list being merged) and
+// of small runs' table 0, with the buckets of src/core/block_buckets.h over them, so that a query
+// at a small radius probes a few buckets in memory instead of reading every list page and probing
+// every small run's tables page by page. A list only grows by appends until a detach, a finished
+// merge or a VACUUM changes the metapage's pending_epoch; a run never changes but for tombstones,
+// which VACUUM counts in its slot's ndead before the heap can reuse their TIDs. So a copy is keyed
+// by what changes when it must be read again, and brought up to date by reading only what was
+// appended since the last call. Null when too large to copy (the scan reads the pages). Valid
+// until the next call.
+struct SimhashCachedChain {
+    const uint64 *fps;
+    const ItemPointerData *tids;
+    const simhash::BlockBuckets *buckets;
+};
+const SimhashCachedChain *simhash_cached_list(Relation index, uint64 index_id, uint32 epoch, BlockNumber head,
+                                              uint64 nentries);
+const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 index_id, const SimhashRunSlot *slot,
+                                                     const SimhashRunData *run);
+// Marks the start of a scan: copies it uses are not dropped to make room for its others.
+void simhash_copy_cache_scan_begins();
 
 // vacuum.cpp
 // Writes the pending list out as a new run and merges runs by size tiers until the policy is

@@ -165,6 +165,7 @@ void detach_pending(Relation index, Buffer meta_buffer) {
         meta->pending_head = meta->pending_tail = InvalidBlockNumber;
         meta->npending = 0;
         meta->npending_pages = 0;
+        meta->pending_epoch++;
         GenericXLogFinish(state);
         if (BufferIsValid(tail_buffer)) UnlockReleaseBuffer(tail_buffer);
     }
@@ -257,6 +258,7 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const BlockNumber *inputs,
         meta->merge_head = meta->merge_tail = InvalidBlockNumber;
         meta->nmerge = 0;
         meta->nmerge_pages = 0;
+        meta->pending_epoch++;  // its pages may come back as a new list's
     }
     if (any) meta->merges++;
     meta->last_merge = GetCurrentTimestamp();
@@ -497,6 +499,9 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
     SimhashMetaData *m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
     BlockNumber compact[SIMHASH_MAX_RUNS];
     int ncompact = 0;
+    // Tombstones in the lists: backend copies of them must be read again before a heap TID this
+    // VACUUM frees can be reused.
+    m->pending_epoch++;
     for (uint32 i = 0; i < m->nruns; ++i) {
         Assert(m->runs[i].header == meta->runs[i].header);
         m->runs[i].ndead = tombstones[i];

@@ -138,13 +138,14 @@ void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometr
                 simhash_array_push(table0, fp, &tid);
             } else {
                 const SimhashRef ref = SimhashPageGetRefs(page)[i];
-                block = simhash_key_block(ref.key, g, t);
                 if (ref.pos >= table0->n || seen[ref.pos])
                     corrupted(s->index, psprintf("table %d block %u entry %d names position %u %s", t, blkno, i, ref.pos,
                                                  ref.pos >= table0->n ? "beyond table 0" : "twice"));
                 seen[ref.pos] = 1;
-                if (ref.key != simhash_key32(table0->items[ref.pos].fp, g, t))
+                const int64 fp = table0->items[ref.pos].fp;
+                if (ref.key != simhash_ref_key(fp, g, t))
                     corrupted(s->index, psprintf("table %d block %u entry %d does not match table 0", t, blkno, i));
+                block = simhash_block(fp, g, t);
             }
             if (block < previous)
                 corrupted(s->index, psprintf("table %d is out of order at block %u, entry %d", t, blkno, i));

@@ -1,0 +1,43 @@
+-- Each backend keeps copies of the pending list and of small runs (with buckets over them) and
+-- brings them up to date from the metapage. A copy must never answer with an entry VACUUM has
+-- removed: here the heap TIDs of removed rows are reused by new rows of other fingerprints, in the
+-- same session that made the copies, first for a run, then for the pending list.
+CREATE TABLE copies (id int, fp bigint) WITH (autovacuum_enabled = off);
+INSERT INTO copies SELECT g, g FROM generate_series(1, 100) g;   -- one heap page
+CREATE INDEX copies_fp ON copies USING simhash (fp);               -- one run of 100 entries
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT array_agg(fp ORDER BY fp) AS within_1_of_0 FROM copies WHERE hamming(fp, 0) <= 1;
+
+-- The run's 7 entries within 1 bit of 0 die; their TIDs go to 7 new rows far from 0.
+CREATE TEMP TABLE freed AS SELECT ctid AS tid FROM copies WHERE hamming(fp, 0) <= 1;
+DELETE FROM copies WHERE hamming(fp, 0) <= 1;
+VACUUM (INDEX_CLEANUP ON) copies;
+INSERT INTO copies SELECT 1000 + g, -1 FROM generate_series(1, 7) g;
+SELECT count(*) AS reused_tids FROM copies WHERE ctid IN (SELECT tid FROM freed) AND fp = -1;
+SELECT runs, dead_entries, pending_entries FROM simhash_index_info('copies_fp');
+SELECT count(*) AS within_1_of_0 FROM copies WHERE hamming(fp, 0) <= 1;
+SELECT count(*) AS all_ones FROM copies WHERE hamming(fp, -1) <= 0;
+
+-- The same for the pending list, which holds the 7 new rows now.
+TRUNCATE freed;
+INSERT INTO freed SELECT ctid FROM copies WHERE fp = -1;
+DELETE FROM copies WHERE fp = -1;
+VACUUM (INDEX_CLEANUP ON) copies;
+INSERT INTO copies SELECT 2000 + g, 1::bigint << (40 + g) FROM generate_series(1, 7) g;
+SELECT count(*) AS reused_tids FROM copies WHERE ctid IN (SELECT tid FROM freed) AND id > 2000;
+SELECT count(*) AS all_ones FROM copies WHERE hamming(fp, -1) <= 0;
+SELECT count(*) AS within_1_of_0 FROM copies WHERE hamming(fp, 0) <= 1;
+
+-- Appends after a copy was made are found (the copy reads only what was appended).
+INSERT INTO copies VALUES (3000, 1::bigint << 62);
+SELECT count(*) AS within_1_of_0 FROM copies WHERE hamming(fp, 0) <= 1;
+-- And every answer equals a sequential scan's, at every radius.
+CREATE TEMP TABLE copies_truth AS
+SELECT k, count(*) FILTER (WHERE hamming(fp, 0) <= k) AS n FROM copies, generate_series(0, 64) k GROUP BY k;
+SELECT count(*) AS mismatches FROM copies_truth t
+WHERE t.n <> (SELECT count(*) FROM copies WHERE hamming(fp, 0) <= t.k);
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT simhash_index_check('copies_fp');
+DROP TABLE copies;

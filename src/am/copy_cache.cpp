@@ -1,0 +1,239 @@
+// Backend copies of the unsorted lists and of small runs' table 0 (see simhash_am.h).
+//
+// Without them a query reads every page of the pending list and compares every entry (up to 18,624
+// per query at the default pending_limit), and probes each small run's four tables page by page: a
+// dedup-on-load trigger, one query per inserted row, spent most of its time there. With them such
+// a query touches no index page but the metapage and the large runs' probed pages.
+//
+// Why a copy stays right:
+//  - a list changes only by appends to its tail page until a merge detaches it, a merge finishes
+//    with it, or VACUUM sets tombstones in it; all three change the metapage's pending_epoch. A
+//    detached list's pages may come back (recycled) in a new list only after such a change;
+//  - a run's pages never change but for tombstones, whose count VACUUM stores in the run's slot
+//    (ndead) before it returns; a run's header block comes back only with a new serial;
+//  - a query reads the metapage after taking its snapshot. A heap TID that VACUUM frees, and a new
+//    row may then reuse, was tombstoned and the epoch or count moved before the heap freed it: a
+//    query that can see the new row reads the new key and so a copy without the old entry.
+// Dead entries are left out of copies. The least recently used copies are dropped past kCacheBytes.
+#include "am/simhash_am.h"
+
+extern "C" {
+#include "miscadmin.h"
+#include "utils/memutils.h"
+}
+
+namespace {
+
+constexpr uint64 kMaxEntries = 524288;             // per copy: about 16 MB
+constexpr Size kCacheBytes = 48 * 1024 * 1024;     // all copies of a backend
+constexpr int kSlots = 32;
+
+struct CopyKey {
+    uint64 index_id;
+    Oid tablespace;
+    Oid relfilenode;
+    BlockNumber head;  // a list's first page, or a run's header
+    uint64 version;    // a list's epoch, or a run's serial
+    uint64 ndead;      // a run's tombstone count
+    bool same_as(const CopyKey &o) const {
+        return index_id == o.index_id && tablespace == o.tablespace && relfilenode == o.relfilenode &&
+               head == o.head && version == o.version && ndead == o.ndead;
+    }
+};
+
+struct Copy {
+    bool valid;
+    CopyKey key;
+    uint16 page_flags;
+    BlockNumber last;  // the last page read, and how many of its entries
+    uint16 last_count;
+    uint64 nread;      // entries read, dead ones included
+    uint64 *fps;       // live entries
+    ItemPointerData *tids;
+    Size n;
+    Size capacity;
+    Size bytes;
+    void *bucket_memory;
+    simhash::BlockBuckets buckets;
+    SimhashCachedChain view;
+    uint64 last_use;
+    MemoryContext context;
+};
+
+Copy copies[kSlots];
+uint64 use_clock = 0;
+uint64 scan_start = 0;  // use_clock when the current scan began: copies used since are in use
+MemoryContext cache_context = nullptr;
+
+Size cached_bytes() {
+    Size total = 0;
+    for (const Copy &c : copies)
+        if (c.valid) total += c.bytes;
+    return total;
+}
+
+void reset(Copy *c, BlockNumber first, uint16 page_flags) {
+    if (c->context == nullptr)
+        c->context = AllocSetContextCreate(cache_context, "simhash index copy", ALLOCSET_DEFAULT_SIZES);
+    else
+        MemoryContextReset(c->context);
+    c->page_flags = page_flags;
+    c->fps = nullptr;
+    c->tids = nullptr;
+    c->n = c->capacity = c->bytes = 0;
+    c->bucket_memory = nullptr;
+    c->buckets = simhash::BlockBuckets{};
+    c->last = first;
+    c->last_count = 0;
+    c->nread = 0;
+}
+
+// Room for `needed` entries, and buckets sized for them (rebuilt when the count outgrows them).
+void reserve(Copy *c, Size needed) {
+    if (needed > c->capacity) {
+        // Doubling up to the limit; one page's entries may go past it (the copy is then dropped).
+        Size capacity = Min(Max(c->capacity * 2, static_cast<Size>(1024)), static_cast<Size>(kMaxEntries));
+        capacity = Max(capacity, needed);
+        c->fps = static_cast<uint64 *>(c->fps ? repalloc(c->fps, capacity * sizeof(uint64))
+                                               : MemoryContextAlloc(c->context, capacity * sizeof(uint64)));
+        c->tids = static_cast<ItemPointerData *>(
+            c->tids ? repalloc(c->tids, capacity * sizeof(ItemPointerData))
+                    : MemoryContextAlloc(c->context, capacity * sizeof(ItemPointerData)));
+        c->capacity = capacity;
+    }
+    const int bits = simhash::block_buckets_bits_for(needed);
+    if (c->bucket_memory == nullptr || c->buckets.capacity < c->capacity || c->buckets.bucket_bits < bits) {
+        if (c->bucket_memory) pfree(c->bucket_memory);
+        c->bucket_memory = MemoryContextAlloc(c->context, simhash::block_buckets_bytes(bits, c->capacity));
+        simhash::block_buckets_init(&c->buckets, c->bucket_memory, bits, c->capacity);
+    }
+    c->bytes = c->capacity * (sizeof(uint64) + sizeof(ItemPointerData)) +
+               simhash::block_buckets_bytes(c->buckets.bucket_bits, c->capacity);
+}
+
+// Bytes a copy of `capacity` entries takes.
+Size copy_bytes(Size capacity) {
+    return capacity * (sizeof(uint64) + sizeof(ItemPointerData)) +
+           simhash::block_buckets_bytes(simhash::block_buckets_bits_for(capacity), capacity);
+}
+
+// Makes room for `bytes` more by dropping copies the current scan has not used, least recently
+// used first; false if that is not enough. Copies a scan uses are never dropped for another of
+// the same scan: when all of a scan's copies do not fit, the ones that do stay, and the others'
+// entries are read from their pages, instead of each copy evicting the next one it needs.
+bool make_room(Size bytes) {
+    Size total = cached_bytes();
+    while (total + bytes > kCacheBytes) {
+        Copy *victim = nullptr;
+        for (Copy &o : copies)
+            if (o.valid && o.last_use < scan_start && (victim == nullptr || o.last_use < victim->last_use)) victim = &o;
+        if (victim == nullptr) return false;
+        total -= victim->bytes;
+        victim->valid = false;
+        MemoryContextReset(victim->context);
+    }
+    return true;
+}
+
+// Reads the entries appended since the copy was last brought up to date.
+void catch_up(Relation index, Copy *c) {
+    BlockNumber blkno = c->last;
+    int start = c->last_count;
+    while (blkno != InvalidBlockNumber) {
+        CHECK_FOR_INTERRUPTS();
+        Buffer buffer;
+        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, c->page_flags, &buffer);
+        const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+        const int n = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
+        if (n > start) {
+            reserve(c, c->n + (n - start));
+            const int64 *fps = SimhashPageGetFps(page);
+            for (int i = start; i < n; ++i) {
+                const ItemPointerData *tid = simhash_page_tid(page, i);
+                if (simhash_tid_is_dead(tid)) continue;
+                c->fps[c->n] = static_cast<uint64>(fps[i]);
+                c->tids[c->n] = *tid;
+                c->n++;
+            }
+            c->nread += n - start;
+        }
+        c->last = blkno;
+        c->last_count = static_cast<uint16>(Max(n, start));
+        const BlockNumber next = opaque->next;
+        UnlockReleaseBuffer(buffer);
+        if (next == InvalidBlockNumber || c->nread > kMaxEntries) break;
+        blkno = next;
+        start = 0;
+    }
+    simhash::block_buckets_link(&c->buckets, c->fps, c->n);
+}
+
+// The copy of `key`, brought up to date with at least `nentries` entries, or null if too large or
+// if it does not fit beside the copies in use. A run's size is known: it is reserved exactly.
+const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockNumber first, uint16 page_flags,
+                                      uint64 nentries, bool fixed_size) {
+    if (first == InvalidBlockNumber || nentries > kMaxEntries) return nullptr;
+    if (cache_context == nullptr)
+        cache_context = AllocSetContextCreate(TopMemoryContext, "simhash index copies", ALLOCSET_DEFAULT_SIZES);
+    Copy *c = nullptr;
+    for (int i = 0; i < kSlots && c == nullptr; ++i)
+        if (copies[i].valid && copies[i].key.same_as(key)) c = &copies[i];
+    if (c != nullptr) c->last_use = ++use_clock;  // in use: make_room keeps it
+    if (c != nullptr && c->nread < nentries && c->capacity < nentries &&
+        !make_room(copy_bytes(nentries) - Min(c->bytes, copy_bytes(nentries))))
+        return nullptr;  // a list outgrew the room left: read its pages
+    if (c == nullptr) {
+        if (!make_room(copy_bytes(Max(nentries, static_cast<uint64>(1024))))) return nullptr;
+        for (Copy &o : copies)
+            if (!o.valid && c == nullptr) c = &o;
+        if (c == nullptr) {  // every slot holds a copy: the least recently used one not in use goes
+            for (Copy &o : copies)
+                if (o.last_use < scan_start && (c == nullptr || o.last_use < c->last_use)) c = &o;
+            if (c == nullptr) return nullptr;
+        }
+        c->valid = false;
+        c->key = key;
+        c->last_use = ++use_clock;
+        reset(c, first, page_flags);
+        if (fixed_size) reserve(c, nentries);
+    }
+    if (c->nread < nentries) {
+        // Invalid until complete: an error while reading leaves no half-read copy behind.
+        c->valid = false;
+        catch_up(index, c);
+        if (c->nread > kMaxEntries) return nullptr;  // grew past the limit: the scan reads the pages
+    }
+    c->valid = true;
+    c->view.fps = c->fps;
+    c->view.tids = c->tids;
+    c->view.buckets = &c->buckets;
+    return &c->view;
+}
+
+CopyKey key_of(Relation index, uint64 index_id, BlockNumber head, uint64 version, uint64 ndead) {
+    CopyKey key;
+    key.index_id = index_id;
+    key.tablespace = index->rd_rel->reltablespace;
+    key.relfilenode = index->rd_rel->relfilenode;
+    key.head = head;
+    key.version = version;
+    key.ndead = ndead;
+    return key;
+}
+
+}  // namespace
+
+const SimhashCachedChain *simhash_cached_list(Relation index, uint64 index_id, uint32 epoch, BlockNumber head,
+                                              uint64 nentries) {
+    // Lists and runs never share a key: a list's has ndead UINT64_MAX.
+    return cached_copy(index, key_of(index, index_id, head, epoch, UINT64_MAX), head, SIMHASH_PENDING, nentries,
+                       false);
+}
+
+const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 index_id, const SimhashRunSlot *slot,
+                                                     const SimhashRunData *run) {
+    return cached_copy(index, key_of(index, index_id, slot->header, slot->serial, slot->ndead), run->tables[0].first,
+                       SIMHASH_DATA, slot->nentries, true);
+}
+
+void simhash_copy_cache_scan_begins() { scan_start = use_clock + 1; }

@@ -1,0 +1,123 @@
+#include "core/block_buckets.h"
+
+#include "core/hamming.h"
+
+namespace simhash {
+
+namespace {
+
+constexpr uint32_t kEmpty = UINT32_MAX;
+constexpr int kMinBucketBits = 8;
+constexpr int kMaxBucketBits = 16;
+
+inline uint32_t block_of(uint64_t fp, int t) {
+    return static_cast<uint32_t>(fp >> (64 - kBucketBlockBits * (t + 1))) & ((1u << kBucketBlockBits) - 1);
+}
+
+inline uint32_t bucket_of(uint32_t block, int bits) { return (block * 0x9E3779B1u) >> (32 - bits); }
+
+// Number of 16-bit values within `radius` bits of a given one.
+size_t ball_size(int radius) {
+    size_t total = 0, term = 1;
+    for (int i = 0; i <= radius && i <= kBucketBlockBits; ++i) {
+        total += term;
+        term = term * static_cast<size_t>(kBucketBlockBits - i) / static_cast<size_t>(i + 1);
+    }
+    return total;
+}
+
+struct Probe {
+    const BlockBuckets *b;
+    const uint64_t *fingerprints;
+    uint64_t query;
+    int radius;
+    int block_radius;
+    uint32_t query_block[kBucketBlocks];
+    BucketVisit visit;
+    void *context;
+    size_t visited;
+};
+
+// Entries of table t whose block equals `value`: verified, and reported only by the first table
+// whose block is within the block radius, so each comes back once.
+void walk(Probe *p, int t, uint32_t value) {
+    const BlockBuckets *b = p->b;
+    for (uint32_t e = b->heads[(static_cast<size_t>(t) << b->bucket_bits) + bucket_of(value, b->bucket_bits)];
+         e != kEmpty; e = b->next[static_cast<size_t>(t) * b->capacity + e]) {
+        const uint64_t fp = p->fingerprints[e];
+        if (block_of(fp, t) != value || hamming_distance(fp, p->query) > p->radius) continue;
+        bool earlier = false;
+        for (int u = 0; u < t && !earlier; ++u)
+            earlier = popcount64(block_of(fp, u) ^ p->query_block[u]) <= p->block_radius;
+        if (earlier) continue;
+        p->visit(e, p->context);
+        p->visited++;
+    }
+}
+
+// Every value within `budget` flips of `value` (flipping bits >= `from`).
+void enumerate(Probe *p, int t, uint32_t value, int from, int budget) {
+    walk(p, t, value);
+    if (budget == 0) return;
+    for (int bit = from; bit < kBucketBlockBits; ++bit) enumerate(p, t, value ^ (1u << bit), bit + 1, budget - 1);
+}
+
+}  // namespace
+
+size_t block_buckets_bytes(int bucket_bits, size_t capacity) {
+    return sizeof(uint32_t) * kBucketBlocks * ((size_t{1} << bucket_bits) + capacity);
+}
+
+int block_buckets_bits_for(size_t entries) {
+    int bits = kMinBucketBits;
+    while (bits < kMaxBucketBits && (size_t{1} << bits) < entries) ++bits;
+    return bits;
+}
+
+void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t capacity) {
+    b->bucket_bits = bucket_bits;
+    b->capacity = capacity;
+    b->n = 0;
+    b->heads = static_cast<uint32_t *>(memory);
+    b->next = b->heads + (static_cast<size_t>(kBucketBlocks) << bucket_bits);
+    for (size_t i = 0; i < (static_cast<size_t>(kBucketBlocks) << bucket_bits); ++i) b->heads[i] = kEmpty;
+}
+
+void block_buckets_link(BlockBuckets *b, const uint64_t *fingerprints, size_t n) {
+    for (size_t e = b->n; e < n; ++e)
+        for (int t = 0; t < kBucketBlocks; ++t) {
+            uint32_t *head = &b->heads[(static_cast<size_t>(t) << b->bucket_bits) +
+                                       bucket_of(block_of(fingerprints[e], t), b->bucket_bits)];
+            b->next[static_cast<size_t>(t) * b->capacity + e] = *head;
+            *head = static_cast<uint32_t>(e);
+        }
+    if (n > b->n) b->n = n;
+}
+
+size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints, uint64_t query, int radius,
+                            BucketVisit visit, void *context) {
+    if (radius < 0 || b->n == 0) return 0;
+    if (radius > 64) radius = 64;
+    const int block_radius = radius / kBucketBlocks;
+    // A probe costs a bucket lookup plus its chain (n / buckets entries on average); a scan one
+    // POPCNT per entry.
+    const double chain = 1.0 + static_cast<double>(b->n) / static_cast<double>(size_t{1} << b->bucket_bits);
+    const double probe_cost = 2.0 * kBucketBlocks * static_cast<double>(ball_size(block_radius)) * chain;
+    if (block_radius >= kBucketBlockBits || probe_cost >= static_cast<double>(b->n)) {
+        size_t visited = 0;
+        uint32_t hits[1024];
+        for (size_t start = 0; start < b->n; start += 1024) {
+            const size_t count = b->n - start < 1024 ? b->n - start : 1024;
+            const size_t nhits = select_within_radius(fingerprints + start, count, query, radius, hits);
+            for (size_t h = 0; h < nhits; ++h) visit(static_cast<uint32_t>(start + hits[h]), context);
+            visited += nhits;
+        }
+        return visited;
+    }
+    Probe p{b, fingerprints, query, radius, block_radius, {}, visit, context, 0};
+    for (int t = 0; t < kBucketBlocks; ++t) p.query_block[t] = block_of(query, t);
+    for (int t = 0; t < kBucketBlocks; ++t) enumerate(&p, t, p.query_block[t], 0, block_radius);
+    return p.visited;
+}
+
+}  // namespace simhash

@@ -1,0 +1,54 @@
+// An in-memory multi-index hash over a growing array of fingerprints, for the index's pending list
+// (the unsorted entries not yet written out as a sorted run). Scanning that list costs one POPCNT
+// per entry and query; with these buckets a query at a small radius touches a few dozen entries.
+//
+// The 64 bits are cut into four 16-bit blocks (the pigeonhole split of the sorted runs' default
+// geometry): a fingerprint within r bits of the query has some block within floor(r / 4) bits of
+// the query's block. Per block, a bucket array of chain heads and one `next` link per entry; a
+// block value's bucket is a multiplicative hash of it, so constant or skewed bits do not pile every
+// entry into one chain unless the whole block is constant. Entries are only ever appended (the
+// pending list grows by appends; anything else rebuilds it from scratch).
+//
+// Plain data and caller-provided memory: no allocation, no exception, so the index AM can keep the
+// structure in a PostgreSQL memory context and call it from code that may raise PostgreSQL errors.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace simhash {
+
+constexpr int kBucketBlocks = 4;
+constexpr int kBucketBlockBits = 16;
+
+struct BlockBuckets {
+    int bucket_bits;         // log2 of the buckets per block
+    size_t capacity;         // entries the links have room for
+    size_t n;                // entries linked (fingerprints[0 .. n-1])
+    uint32_t *heads;         // kBucketBlocks << bucket_bits chain heads (UINT32_MAX: empty)
+    uint32_t *next;          // kBucketBlocks * capacity links
+};
+
+// Bytes of memory block_buckets_init needs for `capacity` entries and 2^bucket_bits buckets.
+size_t block_buckets_bytes(int bucket_bits, size_t capacity);
+
+// The bucket count worth having for `entries` entries: about one entry per bucket, 2^8 .. 2^16.
+int block_buckets_bits_for(size_t entries);
+
+// Empties `b` and lays it out in `memory` (block_buckets_bytes(bucket_bits, capacity) bytes,
+// aligned for uint32_t). capacity < 2^32 - 1.
+void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t capacity);
+
+// Links fingerprints[b->n .. n-1] (n <= capacity; earlier ones are linked already).
+void block_buckets_link(BlockBuckets *b, const uint64_t *fingerprints, size_t n);
+
+// Calls visit(index, context) once for every linked fingerprint within `radius` bits of `query`
+// (radius >= 0; at most 64 counts), in no particular order. Probes the buckets where they are
+// cheaper than a scan of all n fingerprints, else scans. Returns how many it visited.
+using BucketVisit = void (*)(uint32_t index, void *context);
+size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints, uint64_t query, int radius,
+                            BucketVisit visit, void *context);
+
+}  // namespace simhash
+
+#include "cpp_only.h"
