@@ -358,8 +358,8 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             probes += count;
             candidates += count * per_probe;
             probe_pages += count * (1.0 + per_probe / per_page);  // directories are cached per backend
-            if (t > 0) {  // refs whose 32 stored bits pass fetch their entry from table 0
-                const int rest = 32 - g.len[t];
+            if (t > 0) {  // refs whose stored bits beyond the block pass fetch their entry from table 0
+                const int rest = Min(32 - (g.len[t] - g.dirbits), 64 - g.len[t]);
                 fetches += count * per_probe * simhash_probe_count(rest, radius) / ldexp(1.0, rest);
             }
         }
