@@ -30,14 +30,8 @@ Datum make_hamming_ball_datum(int64 center, int32 radius) {
 double hamming_ball_fraction(int32 radius) {
     if (radius < 0) return 0.0;
     if (radius >= 64) return 1.0;
-    // sum_{i <= radius} C(64, i) / 2^64, accumulated in doubles (exact enough for estimates).
-    double term = 1.0, sum = 0.0;
-    for (int i = 0; i <= radius; ++i) {
-        sum += term;
-        term = term * (64 - i) / (i + 1);
-    }
     // Rounding can carry the sum past 2^64 for radii near 64; a selectivity above 1 is an error.
-    return Min(sum / 18446744073709551616.0, 1.0);
+    return Min(simhash::hamming_ball_size(64, radius) / 18446744073709551616.0, 1.0);
 }
 
 SIMHASH_FUNCTION(simhash_hamming) {

@@ -467,8 +467,8 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
                 ref.pos = static_cast<uint32>(refs_sorted[i]);
                 rotation = simhash_rotation(sorted[ref.pos].fp, &g, t);
             }
-            ref.key = static_cast<uint32>((rotation << g.dirbits) >> 32);  // simhash_ref_key
-            table_add(&tw, &ref, static_cast<uint32>(rotation >> (64 - g.len[t])));
+            ref.key = simhash_rotation_ref_key(rotation, &g);
+            table_add(&tw, &ref, simhash_rotation_block(rotation, &g, t));
             if ((i & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
         }
         table_finish(&tw, nprefixes);

@@ -88,7 +88,13 @@ void reset(Copy *c, BlockNumber first, uint16 page_flags) {
     c->nread = 0;
 }
 
-// Room for `needed` entries, and buckets sized for them (rebuilt when the count outgrows them).
+// Bytes a copy of `capacity` entries takes.
+Size copy_bytes(Size capacity) {
+    return capacity * (sizeof(uint64) + sizeof(ItemPointerData)) +
+           simhash::block_buckets_bytes(simhash::block_buckets_bits_for(capacity), capacity);
+}
+
+// Room for `needed` entries, and buckets sized for the room (rebuilt when it grows).
 void reserve(Copy *c, Size needed) {
     if (needed > c->capacity) {
         // Doubling up to the limit; one page's entries may go past it (the copy is then dropped).
@@ -101,20 +107,13 @@ void reserve(Copy *c, Size needed) {
                     : MemoryContextAlloc(c->context, capacity * sizeof(ItemPointerData)));
         c->capacity = capacity;
     }
-    const int bits = simhash::block_buckets_bits_for(needed);
-    if (c->bucket_memory == nullptr || c->buckets.capacity < c->capacity || c->buckets.bucket_bits < bits) {
+    if (c->bucket_memory == nullptr || c->buckets.capacity < c->capacity) {
+        const int bits = simhash::block_buckets_bits_for(c->capacity);
         if (c->bucket_memory) pfree(c->bucket_memory);
         c->bucket_memory = MemoryContextAlloc(c->context, simhash::block_buckets_bytes(bits, c->capacity));
         simhash::block_buckets_init(&c->buckets, c->bucket_memory, bits, c->capacity);
     }
-    c->bytes = c->capacity * (sizeof(uint64) + sizeof(ItemPointerData)) +
-               simhash::block_buckets_bytes(c->buckets.bucket_bits, c->capacity);
-}
-
-// Bytes a copy of `capacity` entries takes.
-Size copy_bytes(Size capacity) {
-    return capacity * (sizeof(uint64) + sizeof(ItemPointerData)) +
-           simhash::block_buckets_bytes(simhash::block_buckets_bits_for(capacity), capacity);
+    c->bytes = copy_bytes(c->capacity);
 }
 
 // Makes room for `bytes` more by dropping copies the current scan has not used, least recently
@@ -179,8 +178,7 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
     for (int i = 0; i < kSlots && c == nullptr; ++i)
         if (copies[i].valid && copies[i].key.same_as(key)) c = &copies[i];
     if (c != nullptr) c->last_use = ++use_clock;  // in use: make_room keeps it
-    if (c != nullptr && c->nread < nentries && c->capacity < nentries &&
-        !make_room(copy_bytes(nentries) - Min(c->bytes, copy_bytes(nentries))))
+    if (c != nullptr && c->capacity < nentries && !make_room(copy_bytes(nentries) - c->bytes))
         return nullptr;  // a list outgrew the room left: read its pages
     if (c == nullptr) {
         if (!make_room(copy_bytes(Max(nentries, static_cast<uint64>(1024))))) return nullptr;

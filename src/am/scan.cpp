@@ -50,7 +50,6 @@ struct ProbeQuery {
     const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];
     Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
     BlockNumber map_blkno;
-    const SimhashCachedChain *chain;  // the list copy being searched
     TIDBitmap *tbm;     // bitmap scans
     ScanOpaque *so;     // tuple scans
     int64 found;
@@ -108,19 +107,22 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) 
 }
 
 // Entries from a backend copy (copy_cache.cpp), through its buckets.
-void visit_cached(uint32_t i, void *context) {
-    ProbeQuery *q = static_cast<ProbeQuery *>(context);
-    const SimhashCachedChain *chain = q->chain;
-    if (q->nkeys > 1 && !matches(q, static_cast<int64>(chain->fps[i]))) return;
-    ItemPointerData tid = chain->tids[i];
-    emit(q, &tid);
+struct CopySearch {
+    ProbeQuery *q;
+    const SimhashCachedChain *copy;
+};
+
+void visit_copy_entry(uint32_t i, void *context) {
+    const CopySearch *s = static_cast<const CopySearch *>(context);
+    if (s->q->nkeys > 1 && !matches(s->q, static_cast<int64>(s->copy->fps[i]))) return;
+    ItemPointerData tid = s->copy->tids[i];
+    emit(s->q, &tid);
 }
 
 void search_copy(ProbeQuery *q, const SimhashCachedChain *copy, int primary) {
-    q->chain = copy;
+    CopySearch search{q, copy};
     simhash::block_buckets_search(copy->buckets, copy->fps, static_cast<uint64>(q->center[primary]),
-                                  q->radius[primary], visit_cached, q);
-    q->chain = nullptr;
+                                  q->radius[primary], visit_copy_entry, &search);
 }
 
 // The pending list or the list being merged: from the backend's copy, or its pages when too long.
@@ -310,8 +312,6 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
     for (uint32 i = 0; i < nruns; ++i) {
-        SimhashScanEstimate estimate;
-        simhash_estimate_scan(&runs[i], q->r, random_page_cost, seq_page_cost, &estimate);
         SimhashCachedRun cached;
         simhash_cached_run(index, index_id, &runs[i], &cached);
         const SimhashRunData *run = cached.run;
@@ -320,6 +320,8 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
             search_copy(q, copy, primary);
             continue;
         }
+        SimhashScanEstimate estimate;
+        simhash_estimate_scan(&runs[i], q->r, random_page_cost, seq_page_cost, &estimate);
         if (estimate.full_scan) {
             scan_chain(index, q, run->tables[0].first, SIMHASH_DATA);
             continue;

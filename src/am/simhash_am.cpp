@@ -352,7 +352,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         simhash_geometry(meta->ntables, meta->dirbits, &g);
         const int rb = Min(radius, 64) / meta->ntables;
         for (int t = 0; t < meta->ntables; ++t) {
-            const double count = simhash_probe_count(g.len[t], rb);
+            const double count = simhash::hamming_ball_size(g.len[t], rb);
             const double per_probe = n / ldexp(1.0, g.len[t]);  // entries sharing one block value
             const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
             probes += count;
@@ -360,7 +360,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             probe_pages += count * (1.0 + per_probe / per_page);  // directories are cached per backend
             if (t > 0) {  // refs whose stored bits beyond the block pass fetch their entry from table 0
                 const int rest = Min(32 - (g.len[t] - g.dirbits), 64 - g.len[t]);
-                fetches += count * per_probe * simhash_probe_count(rest, radius) / ldexp(1.0, rest);
+                fetches += count * per_probe * simhash::hamming_ball_size(rest, radius) / ldexp(1.0, rest);
             }
         }
         // Fetches land on random pages of table 0 (through the map pages): the distinct pages they touch.
@@ -385,14 +385,4 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
     e->pages = e->full_scan ? full_pages : probe_pages;
     e->io_cost = e->full_scan ? full_io : probe_io;
     e->cpu_cost = (e->full_scan ? full_us : probe_us) * us_cost;
-}
-
-double simhash_probe_count(int len, int radius) {
-    if (radius < 0) return 0.0;
-    double term = 1.0, sum = 0.0;
-    for (int j = 0; j <= radius && j <= len; ++j) {
-        sum += term;
-        term = term * (len - j) / (j + 1);
-    }
-    return sum;
 }

@@ -240,9 +240,16 @@ inline uint64 simhash_rotation(int64 fp, const SimhashGeometry *g, int t) {
     const int shift = g->shift[t];
     return shift ? (x << shift) | (x >> (64 - shift)) : x;
 }
+// Block t and a ref's key from table t's rotation (a spilled build sorts rotations, not fps).
+inline uint32 simhash_rotation_block(uint64 rotation, const SimhashGeometry *g, int t) {
+    return static_cast<uint32>(rotation >> (64 - g->len[t]));
+}
+inline uint32 simhash_rotation_ref_key(uint64 rotation, const SimhashGeometry *g) {
+    return static_cast<uint32>((rotation << g->dirbits) >> 32);
+}
 // What a ref of table t stores: the 32 bits of the rotation below the directory prefix.
 inline uint32 simhash_ref_key(int64 fp, const SimhashGeometry *g, int t) {
-    return static_cast<uint32>((simhash_rotation(fp, g, t) << g->dirbits) >> 32);
+    return simhash_rotation_ref_key(simhash_rotation(fp, g, t), g);
 }
 // The bits of block t below its directory prefix, from a ref key (0 when the prefix is the block).
 inline uint32 simhash_ref_subblock(uint32 key, const SimhashGeometry *g, int t) {
@@ -359,8 +366,6 @@ void simhash_collect_run_pages(Relation index, BlockNumber header, void (*visit)
 // Every page of a retired set (a run, or a detached pending chain).
 void simhash_visit_retired(Relation index, const SimhashRetired *retired, void (*visit)(BlockNumber, void *), void *arg);
 
-// cost.cpp / scan.cpp shared: number of block values within `radius` bits in a `len`-bit block
-double simhash_probe_count(int len, int radius);
 // The expected work of one scan of `radius` over one run, by both strategies: probing every block
 // value within floor(radius / m) bits in each table, or reading table 0 in full. The scan runs the
 // cheaper one and the planner is given the cost of that one, so the two never disagree and the

@@ -173,6 +173,16 @@ void detach_pending(Relation index, Buffer meta_buffer) {
     crash_point(1);
 }
 
+// Adds a retired set to the metapage (room checked by the caller).
+void retire(SimhashMetaData *meta, FullTransactionId safexid, BlockNumber head, uint32 npages, uint16 kind) {
+    SimhashRetired *retired = &meta->retired[meta->nretired++];
+    memset(retired, 0, sizeof(*retired));
+    retired->safexid = safexid;
+    retired->head = head;
+    retired->npages = npages;
+    retired->kind = kind;
+}
+
 // The slot of the run whose header is `header`, or null.
 const SimhashRunSlot *find_run(const SimhashMetaData *meta, BlockNumber header) {
     for (uint32 i = 0; i < meta->nruns; ++i)
@@ -226,16 +236,10 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const BlockNumber *inputs,
     for (uint32 i = 0; i < meta->nruns; ++i) {
         bool input = false;
         for (int c = 0; c < ninputs; ++c) input = input || meta->runs[i].header == inputs[c];
-        if (!input) {
+        if (input)
+            retire(meta, safexid, meta->runs[i].header, meta->runs[i].npages, SIMHASH_RUN);
+        else
             runs[nruns++] = meta->runs[i];
-            continue;
-        }
-        SimhashRetired *retired = &meta->retired[meta->nretired++];
-        memset(retired, 0, sizeof(*retired));
-        retired->safexid = safexid;
-        retired->head = meta->runs[i].header;
-        retired->npages = meta->runs[i].npages;
-        retired->kind = SIMHASH_RUN;
     }
     if (any) {  // largest first
         uint32 at = nruns++;
@@ -249,12 +253,7 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const BlockNumber *inputs,
     memcpy(meta->runs, runs, nruns * sizeof(SimhashRunSlot));
     meta->nruns = nruns;
     if (with_merge_list) {
-        SimhashRetired *retired = &meta->retired[meta->nretired++];
-        memset(retired, 0, sizeof(*retired));
-        retired->safexid = safexid;
-        retired->head = meta->merge_head;
-        retired->npages = meta->nmerge_pages;
-        retired->kind = SIMHASH_PENDING;
+        retire(meta, safexid, meta->merge_head, meta->nmerge_pages, SIMHASH_PENDING);
         meta->merge_head = meta->merge_tail = InvalidBlockNumber;
         meta->nmerge = 0;
         meta->nmerge_pages = 0;

@@ -16,16 +16,6 @@ inline uint32_t block_of(uint64_t fp, int t) {
 
 inline uint32_t bucket_of(uint32_t block, int bits) { return (block * 0x9E3779B1u) >> (32 - bits); }
 
-// Number of 16-bit values within `radius` bits of a given one.
-size_t ball_size(int radius) {
-    size_t total = 0, term = 1;
-    for (int i = 0; i <= radius && i <= kBucketBlockBits; ++i) {
-        total += term;
-        term = term * static_cast<size_t>(kBucketBlockBits - i) / static_cast<size_t>(i + 1);
-    }
-    return total;
-}
-
 struct Probe {
     const BlockBuckets *b;
     const uint64_t *fingerprints;
@@ -102,7 +92,7 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
     // A probe costs a bucket lookup plus its chain (n / buckets entries on average); a scan one
     // POPCNT per entry.
     const double chain = 1.0 + static_cast<double>(b->n) / static_cast<double>(size_t{1} << b->bucket_bits);
-    const double probe_cost = 2.0 * kBucketBlocks * static_cast<double>(ball_size(block_radius)) * chain;
+    const double probe_cost = 2.0 * kBucketBlocks * hamming_ball_size(kBucketBlockBits, block_radius) * chain;
     if (block_radius >= kBucketBlockBits || probe_cost >= static_cast<double>(b->n)) {
         size_t visited = 0;
         uint32_t hits[1024];

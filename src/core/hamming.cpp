@@ -31,6 +31,15 @@ PopcountFunction choose_popcount() { return popcount_builtin; }
 
 PopcountFunction popcount64 = choose_popcount();
 
+double hamming_ball_size(int bits, int radius) {
+    double term = 1.0, sum = 0.0;
+    for (int i = 0; i <= radius && i <= bits; ++i) {
+        sum += term;
+        term = term * (bits - i) / (i + 1);
+    }
+    return sum;
+}
+
 const char *popcount_kernel_name() {
 #if defined(__x86_64__)
     return popcount64 == popcount_hardware ? "popcnt" : "portable";

@@ -23,6 +23,10 @@ size_t select_within_radius(const uint64_t *fingerprints, size_t n, uint64_t que
 
 int popcount_portable(uint64_t x);
 
+// How many `bits`-bit values lie within `radius` bits of a given one: sum_{i <= radius} C(bits, i),
+// accumulated in doubles (exact up to 2^53; estimates beyond). 0 for a negative radius.
+double hamming_ball_size(int bits, int radius);
+
 }  // namespace simhash
 
 #include "cpp_only.h"

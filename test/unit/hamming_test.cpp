@@ -96,3 +96,13 @@ TEST(Hamming, SelectWithinRadiusForEveryRadius) {
     EXPECT_EQ(simhash::select_within_radius(fps.data(), fps.size(), query, 64, out.data()), fps.size());
     EXPECT_EQ(simhash::select_within_radius(fps.data(), fps.size(), query, 0, out.data()), 1u);
 }
+
+TEST(HammingBallSize, SumsBinomials) {
+    EXPECT_EQ(simhash::hamming_ball_size(16, -1), 0.0);
+    EXPECT_EQ(simhash::hamming_ball_size(16, 0), 1.0);
+    EXPECT_EQ(simhash::hamming_ball_size(16, 1), 17.0);
+    EXPECT_EQ(simhash::hamming_ball_size(16, 3), 697.0);
+    EXPECT_EQ(simhash::hamming_ball_size(16, 40), 65536.0);  // the whole space
+    EXPECT_EQ(simhash::hamming_ball_size(32, 3), 5489.0);
+    EXPECT_DOUBLE_EQ(simhash::hamming_ball_size(64, 64), 18446744073709551616.0);
+}
