@@ -133,6 +133,21 @@ CREATE FUNCTION simhash_index_runs(index regclass, OUT run integer, OUT entries 
 COMMENT ON FUNCTION simhash_index_runs(regclass) IS
     'The sorted runs of a simhash index, largest first: live and dead entries, pages, bytes per entry, tables and directory bits of each; table owner or pg_stat_scan_tables';
 
+-- The distance operator <~> and ordered scans (ORDER BY fp <~> q, ORDER BY hamming(fp, q));
+-- hamming() becomes SQL, a <~> b, so that the planner inlines it.
+CREATE FUNCTION hamming_dist(a bigint, b bigint) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_hamming' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_dist(bigint, bigint) IS 'implementation of <~>: number of differing bits (0..64)';
+CREATE OPERATOR <~> (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hamming_dist, COMMUTATOR = <~>);
+COMMENT ON OPERATOR <~> (bigint, bigint) IS
+    'Hamming distance between two 64-bit fingerprints; ORDER BY fp <~> q uses a simhash index';
+CREATE OR REPLACE FUNCTION hamming(a bigint, b bigint) RETURNS hamming_distance
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN (a <~> b)::hamming_distance;
+ALTER OPERATOR FAMILY bigint_hamming_ops USING simhash ADD OPERATOR 2 <~> (bigint, bigint) FOR ORDER BY integer_ops;
+COMMENT ON OPERATOR CLASS bigint_hamming_ops USING simhash IS
+    'Fingerprints within a hamming_ball, and nearest first; serves hamming(fp, q) <= k, hamming_within(fp, q, k), fp <@ hamming_ball(q, k), ORDER BY hamming(fp, q) and ORDER BY fp <~> q';
+
 -- The index's on-disk format changed (version 4: log-structured runs): indexes built by 0.1.0 are
 -- refused with a hint until they are rebuilt. simhash_index_info reports their format version.
 DO $$

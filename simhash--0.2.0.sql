@@ -104,8 +104,21 @@ CREATE DOMAIN hamming_distance AS integer;
 COMMENT ON DOMAIN hamming_distance IS
     'Result of hamming(): an integer whose comparisons with a radius can use a simhash index';
 
-CREATE FUNCTION hamming(a bigint, b bigint) RETURNS hamming_distance
+-- a <~> b is the distance operator (as pgvector's <-> and pg_trgm's <->): ORDER BY fp <~> q LIMIT n
+-- is an ordered scan of a simhash index. It returns a plain integer, the type the index's ordering
+-- is declared with. hamming(a, b) is written in SQL as a <~> b (as hamming_distance) so that the
+-- planner inlines it: ORDER BY hamming(fp, q) then reaches the index the same way (the cast to a
+-- domain without constraints becomes a relabelling the planner looks through).
+CREATE FUNCTION hamming_dist(a bigint, b bigint) RETURNS integer
     AS 'MODULE_PATHNAME', 'simhash_hamming' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_dist(bigint, bigint) IS 'implementation of <~>: number of differing bits (0..64)';
+CREATE OPERATOR <~> (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hamming_dist, COMMUTATOR = <~>);
+COMMENT ON OPERATOR <~> (bigint, bigint) IS
+    'Hamming distance between two 64-bit fingerprints; ORDER BY fp <~> q uses a simhash index';
+
+CREATE FUNCTION hamming(a bigint, b bigint) RETURNS hamming_distance
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN (a <~> b)::hamming_distance;
 COMMENT ON FUNCTION hamming(bigint, bigint) IS
     'Number of differing bits between two 64-bit fingerprints (0..64)';
 
@@ -347,9 +360,10 @@ COMMENT ON ACCESS METHOD simhash IS
     'Exact Hamming-radius index for 64-bit fingerprints: permuted block tables probed multi-index-hashing style';
 
 CREATE OPERATOR CLASS bigint_hamming_ops DEFAULT FOR TYPE bigint USING simhash AS
-    OPERATOR 1 <@ (bigint, hamming_ball);
+    OPERATOR 1 <@ (bigint, hamming_ball),
+    OPERATOR 2 <~> (bigint, bigint) FOR ORDER BY integer_ops;
 COMMENT ON OPERATOR CLASS bigint_hamming_ops USING simhash IS
-    'Fingerprints within a hamming_ball; serves hamming(fp, q) <= k, hamming_within(fp, q, k) and fp <@ hamming_ball(q, k)';
+    'Fingerprints within a hamming_ball, and nearest first; serves hamming(fp, q) <= k, hamming_within(fp, q, k), fp <@ hamming_ball(q, k), ORDER BY hamming(fp, q) and ORDER BY fp <~> q';
 COMMENT ON OPERATOR FAMILY bigint_hamming_ops USING simhash IS
     'Operator family of the default simhash operator class for bigint fingerprints';
 

@@ -11,7 +11,7 @@ FROM simhash_index_info('info_docs_fp');
 SELECT run, entries, dead_entries, pages, tables, dirbits FROM simhash_index_runs('info_docs_fp');
 
 INSERT INTO info_docs SELECT g, hashint8extended(g, 5) FROM generate_series(50001, 51000) g;
-INSERT INTO info_docs VALUES (0, NULL);  -- a NULL fingerprint is not indexed
+INSERT INTO info_docs VALUES (0, NULL);  -- indexed too: ordered scans return it last
 SELECT runs, entries, pending_entries, pending_pages > 0 AS has_pending_pages FROM simhash_index_info('info_docs_fp');
 
 VACUUM info_docs;  -- writes the pending list out as a second run

@@ -36,7 +36,7 @@ SELECT amopstrategy, amopopr::regoperator FROM pg_amop
     WHERE amopmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash');
 
 -- An operator class that amvalidate rejects.
-CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 2 <@ (bigint, hamming_ball);
+CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 3 <@ (bigint, hamming_ball);
 CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 1 = (bigint, bigint);
 SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'bad_ops';
 DROP OPERATOR FAMILY bad_ops USING simhash;

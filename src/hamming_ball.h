@@ -17,6 +17,7 @@ struct HammingBall {
 
 // Strategy number of `<@` (bigint, hamming_ball) in the index operator class.
 #define HAMMING_WITHIN_STRATEGY 1
+#define HAMMING_DISTANCE_STRATEGY 2  // fp <~> q, ordering (ORDER BY)
 
 Datum make_hamming_ball_datum(int64 center, int32 radius);
 

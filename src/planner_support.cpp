@@ -36,6 +36,25 @@ bool is_call_of(Node *node, Oid funcid) {
     return node && IsA(node, FuncExpr) && reinterpret_cast<FuncExpr *>(node)->funcid == funcid;
 }
 
+// The two fingerprints of a distance: hamming(a, b) (SQL, inlined by the planner before the
+// comparison is simplified, so normally seen as (a <~> b)::hamming_distance, the cast a
+// relabelling), or a call of <~>'s hamming_dist.
+List *distance_arguments(Node *node, Oid hamming, Oid hamming_dist) {
+    while (node && IsA(node, RelabelType)) node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
+    if (node && IsA(node, CoerceToDomain)) node = reinterpret_cast<Node *>(reinterpret_cast<CoerceToDomain *>(node)->arg);
+    if (node == nullptr) return NIL;
+    if (IsA(node, OpExpr)) {
+        OpExpr *op = reinterpret_cast<OpExpr *>(node);
+        set_opfuncid(op);
+        return op->opfuncid == hamming_dist && list_length(op->args) == 2 ? op->args : NIL;
+    }
+    if (is_call_of(node, hamming) || is_call_of(node, hamming_dist)) {
+        List *args = reinterpret_cast<FuncExpr *>(node)->args;
+        return list_length(args) == 2 ? args : NIL;
+    }
+    return NIL;
+}
+
 // The int4 radius r of `d <= r` equivalent to `d <= radius` (below = false) or `d < radius`
 // (below = true), for a radius of any integer type or hamming_distance: a constant is converted
 // here; otherwise a call converts it at run time (int2 and int4 widen, bigint goes through
@@ -110,20 +129,19 @@ Node *simplify_comparison(SupportRequestSimplify *req) {
     const Oid namespace_oid = get_func_namespace(call->funcid);
     const Oid int8_pair[2] = {INT8OID, INT8OID};
     const Oid hamming = lookup_function(namespace_oid, "hamming", 2, int8_pair);
+    const Oid hamming_dist = lookup_function(namespace_oid, "hamming_dist", 2, int8_pair);
     const Oid int8_int8_int4[3] = {INT8OID, INT8OID, INT4OID};
     const Oid within = lookup_function(namespace_oid, "hamming_within", 3, int8_int8_int4);
-    if (!OidIsValid(hamming) || !OidIsValid(within)) return nullptr;
+    if (!OidIsValid(hamming) || !OidIsValid(hamming_dist) || !OidIsValid(within)) return nullptr;
 
     Comparison comparison = comparison_of(get_func_name(call->funcid));
     Node *left = static_cast<Node *>(linitial(call->args));
     Node *right = static_cast<Node *>(lsecond(call->args));
-    FuncExpr *distance;
+    List *fingerprints;
     Node *radius;
-    if (is_call_of(left, hamming)) {
-        distance = reinterpret_cast<FuncExpr *>(left);
+    if ((fingerprints = distance_arguments(left, hamming, hamming_dist)) != NIL) {
         radius = right;
-    } else if (is_call_of(right, hamming)) {
-        distance = reinterpret_cast<FuncExpr *>(right);
+    } else if ((fingerprints = distance_arguments(right, hamming, hamming_dist)) != NIL) {
         radius = left;
         comparison = commuted(comparison);
     } else {
@@ -134,7 +152,7 @@ Node *simplify_comparison(SupportRequestSimplify *req) {
     radius = int4_radius(radius, comparison == Comparison::kLess, namespace_oid);
     if (radius == nullptr) return nullptr;
     FuncExpr *rewritten = makeFuncExpr(within, BOOLOID,
-                                       list_make3(linitial(distance->args), lsecond(distance->args), radius),
+                                       list_make3(linitial(fingerprints), lsecond(fingerprints), radius),
                                        InvalidOid, InvalidOid, COERCE_EXPLICIT_CALL);
     rewritten->location = call->location;
     return reinterpret_cast<Node *>(rewritten);

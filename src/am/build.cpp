@@ -504,8 +504,10 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
 namespace {
 
 void build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive, void *state) {
-    if (isnull[0]) return;  // NULL fingerprints are not indexed: no query ball contains them
-    simhash_sorter_add(static_cast<SimhashSorter *>(state), DatumGetInt64(values[0]), tid);
+    int64 fp;
+    ItemPointerData entry_tid;
+    simhash_entry_for(values[0], isnull[0], tid, &fp, &entry_tid);
+    simhash_sorter_add(static_cast<SimhashSorter *>(state), fp, &entry_tid);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "am/simhash_am.h"
+#include "core/hamming.h"
 #include "hamming_ball.h"
 
 extern "C" {
@@ -51,6 +52,42 @@ int qual_radius(IndexPath *path) {
 
 }  // namespace
 
+namespace {
+
+struct SearchCost {
+    double pages;
+    double io;
+    double cpu;
+};
+
+// The index work of one search of `radius` (-1: none): the pending lists, read in full (pages in
+// chain order, every entry checked), and every run's cost from the estimate that picks its
+// strategy.
+SearchCost search_cost(const SimhashMetaData &meta, int radius, double random_page_cost, double seq_page_cost,
+                       double qual_op_cost) {
+    SearchCost c;
+    c.pages = 1.0 + meta.npending_pages + meta.nmerge_pages;  // with the metapage
+    c.io = c.pages * seq_page_cost;
+    c.cpu = static_cast<double>(meta.npending + meta.nmerge) * (cpu_index_tuple_cost + qual_op_cost);
+    if (radius >= 0) {
+        for (uint32 i = 0; i < meta.nruns; ++i) {
+            SimhashScanEstimate estimate;
+            simhash_estimate_scan(&meta.runs[i], radius, random_page_cost, seq_page_cost, &estimate);
+            c.pages += estimate.pages + 1;  // and the run's header
+            c.io += estimate.io_cost + random_page_cost;
+            c.cpu += estimate.cpu_cost;
+        }
+    }
+    return c;
+}
+
+}  // namespace
+
+// An ordered scan (ORDER BY fp <~> q) searches rings of growing radius until it has returned
+// what the consumer reads. Its startup cost is the rings until the expected number of rows within
+// the ring (uniform fingerprints: N * |ball(r)| / 2^64) reaches the query's LIMIT (or one row),
+// since each ring is searched before its first row is returned; its total cost is every ring up
+// to radius 64. With a condition of known radius, one search of that radius does it all.
 void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_count, Cost *indexStartupCost,
                             Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,
                             double *indexPages) {
@@ -62,35 +99,54 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
     SimhashMetaData meta;
     Relation rel = index_open(index->indexoid, AccessShareLock);
     simhash_read_meta(rel, &meta);
+    const int ntables = simhash_ntables(rel);
     index_close(rel, AccessShareLock);
 
-    const int radius = qual_radius(path);
-    const double pending = static_cast<double>(meta.npending + meta.nmerge);
-    // The pending lists are read in full by every scan: pages in chain order, every entry checked.
-    double pages = 1.0 + meta.npending_pages + meta.nmerge_pages;  // with the metapage
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->reltablespace, &random_page_cost, &seq_page_cost);
-    double io = pages * seq_page_cost;
-    const double tuples = pending;
-    double scan_cpu = 0;  // the runs' work, from the estimate that picks each run's strategy
-    if (radius >= 0) {
-        for (uint32 i = 0; i < meta.nruns; ++i) {
-            SimhashScanEstimate estimate;
-            simhash_estimate_scan(&meta.runs[i], radius, random_page_cost, seq_page_cost, &estimate);
-            pages += estimate.pages + 1;  // and the run's header
-            io += estimate.io_cost + random_page_cost;
-            scan_cpu += estimate.cpu_cost;
+    const double qual_op_cost = cpu_operator_cost * list_length(path->indexclauses);
+    const double max_pages = static_cast<double>(Max(index->pages, 1));
+    // Repeated scans find pages cached, as for the built-in indexes.
+    auto io_per_loop = [&](const SearchCost &c) {
+        if (loop_count <= 1) return c.io;
+        const double fetched = index_pages_fetched(Min(c.pages, max_pages) * loop_count, index->pages,
+                                                   static_cast<double>(index->pages), root);
+        return Min(c.io, fetched * random_page_cost / loop_count);
+    };
+    double startup = 0, total = 0, pages = 0;
+    if (path->indexorderbys == NIL && path->indexclauses == NIL) {
+        // No condition and no order: the index-only scan the planner offers for count(*) (any
+        // index with optional keys qualifies when no column is needed). It would collect every
+        // TID of the table in memory before returning one; a sequential scan does that job.
+        const SearchCost c = search_cost(meta, 64, random_page_cost, seq_page_cost, qual_op_cost);
+        pages = c.pages;
+        startup = disable_cost;
+        total = disable_cost + c.io + c.cpu;
+    } else if (path->indexorderbys == NIL || path->indexclauses != NIL) {
+        const SearchCost c = search_cost(meta, qual_radius(path), random_page_cost, seq_page_cost, qual_op_cost);
+        pages = c.pages;
+        total = io_per_loop(c) + c.cpu;
+        if (path->indexorderbys != NIL) startup = total;  // rows come sorted once the search is done
+    } else {
+        double entries = static_cast<double>(meta.npending + meta.nmerge);
+        for (uint32 i = 0; i < meta.nruns; ++i)
+            entries += static_cast<double>(meta.runs[i].nentries - meta.runs[i].ndead);
+        const double wanted = root->limit_tuples > 0 ? root->limit_tuples : 1.0;
+        bool started = false;
+        for (int ring = -1; ring < 64;) {
+            ring = simhash_next_ring_radius(ring, ntables);
+            const SearchCost c = search_cost(meta, ring, random_page_cost, seq_page_cost, qual_op_cost);
+            total += io_per_loop(c) + c.cpu;
+            if (!started) {
+                pages = Max(pages, c.pages);
+                startup = total;
+                started = entries * simhash::hamming_ball_size(64, ring) / 18446744073709551616.0 >= wanted;
+            }
         }
     }
-    pages = Min(pages, static_cast<double>(Max(index->pages, 1)));
-    if (loop_count > 1) {  // repeated scans find pages cached, as for the built-in indexes
-        const double fetched = index_pages_fetched(pages * loop_count, index->pages, static_cast<double>(index->pages), root);
-        io = Min(io, fetched * random_page_cost / loop_count);
-    }
-    const double qual_op_cost = cpu_operator_cost * list_length(path->indexclauses);
-    *indexStartupCost = costs.indexStartupCost;
-    *indexTotalCost = costs.indexStartupCost + io + scan_cpu + tuples * (cpu_index_tuple_cost + qual_op_cost);
+    *indexStartupCost = costs.indexStartupCost + startup;
+    *indexTotalCost = costs.indexStartupCost + total;
     *indexSelectivity = costs.indexSelectivity;
     *indexCorrelation = 0.0;
-    *indexPages = pages;
+    *indexPages = Min(pages, max_pages);
 }

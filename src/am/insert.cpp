@@ -8,8 +8,9 @@ extern "C" {
 
 bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer heap_tid, Relation heap,
                       IndexUniqueCheck checkUnique, bool indexUnchanged, IndexInfo *indexInfo) {
-    if (isnull[0]) return false;  // NULL fingerprints are not indexed
-    const int64 fp = DatumGetInt64(values[0]);
+    int64 fp;
+    ItemPointerData tid;
+    simhash_entry_for(values[0], isnull[0], heap_tid, &fp, &tid);
 
     Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
     LockBuffer(meta_buffer, BUFFER_LOCK_EXCLUSIVE);
@@ -38,7 +39,7 @@ bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer h
         meta->pending_tail = blkno;
         meta->npending_pages++;
     }
-    simhash_page_append(target, fp, heap_tid);
+    simhash_page_append(target, fp, &tid);
     meta->npending++;
     const bool over_limit = static_cast<double>(meta->npending_pages) * BLCKSZ > simhash_pending_limit(index) * 1024.0;
     GenericXLogFinish(state);

@@ -12,12 +12,18 @@
 // verified on the full 64 bits and accepted only from the first table whose block is within rb,
 // so each row comes back once. Where the probes would cost more than reading the run's table 0,
 // the scan reads that table in full. Tombstones (dead entries VACUUM marked) are skipped.
+//
+// An ordered scan (ORDER BY fp <~> q, exact k-nearest neighbours as multi-index hashing finds
+// them) searches rings of growing radius around q and returns each ring sorted by (distance, heap
+// TID) before it searches the next, so the first n rows returned are exactly the n nearest, ties
+// in TID order.
 #include <algorithm>
 
 #include "am/simhash_am.h"
 #include "hamming_ball.h"
 
 extern "C" {
+#include "access/itup.h"
 #include "access/relscan.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
@@ -28,19 +34,38 @@ extern "C" {
 
 namespace {
 
+// A row of an ordered scan: its distance to the ORDER BY fingerprint (kNullDistance for a NULL
+// fingerprint or a NULL ORDER BY argument) and heap TID.
+constexpr uint16 kNullDistance = 65;
+struct OrderedItem {
+    ItemPointerData tid;
+    uint16 distance;
+};
+
 struct ScanOpaque {
     ItemPointerData *tids;
     Size ntids;
     Size capacity;
     Size next;
     bool collected;
-    MemoryContext context;  // where the TID array lives (the scan's context)
+    MemoryContext context;  // where the TID and item arrays live (the scan's context)
+    // Ordered scans (ORDER BY fp <~> q) return rows ring by ring: all rows at distance
+    // (done_radius, ring radius], sorted by (distance, TID), then the next ring.
+    bool ordered;
+    bool order_null;    // the ORDER BY argument is NULL: every distance is NULL
+    int64 order_center;
+    int done_radius;    // rows within it have been returned; -1 before the first ring
+    bool exhausted;     // the ring of radius 64 (and the NULL rows) has been returned
+    OrderedItem *items;
+    Size nitems;
+    Size items_capacity;
+    IndexTuple empty_itup;  // see provide_index_tuple
 };
 
 struct ProbeQuery {
     int nkeys;
-    int64 center[INDEX_MAX_KEYS];
-    int radius[INDEX_MAX_KEYS];  // clamped to 0..64
+    int64 center[INDEX_MAX_KEYS + 1];  // the scan keys' balls, and an ordered scan's ring
+    int radius[INDEX_MAX_KEYS + 1];    // clamped to 0..64
     SimhashGeometry g;
     uint32 qblock[SIMHASH_MAX_TABLES];
     uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_ref_key of the probing center
@@ -53,22 +78,60 @@ struct ProbeQuery {
     TIDBitmap *tbm;     // bitmap scans
     ScanOpaque *so;     // tuple scans
     int64 found;
+    bool with_nulls;    // also emit the entries of NULL fingerprints (a scan with no condition)
 };
 
-void emit(ProbeQuery *q, ItemPointer tid) {
-    q->found++;
+// Room for one more element in a scan's growing array.
+template <typename T>
+void reserve_one(T **array, Size used, Size *capacity, MemoryContext context) {
+    if (used < *capacity) return;
+    *capacity = *capacity ? *capacity * 2 : 64;
+    *array = static_cast<T *>(*array ? repalloc_huge(*array, *capacity * sizeof(T))
+                                     : MemoryContextAllocHuge(context, *capacity * sizeof(T)));
+}
+
+void emit_ordered(ProbeQuery *q, const ItemPointerData *tid, uint16 distance) {
+    ScanOpaque *so = q->so;
+    reserve_one(&so->items, so->nitems, &so->items_capacity, so->context);
+    so->items[so->nitems].tid = *tid;
+    so->items[so->nitems].distance = distance;
+    so->nitems++;
+}
+
+void emit_unordered(ProbeQuery *q, ItemPointer tid) {
     if (q->tbm) {
         tbm_add_tuples(q->tbm, tid, 1, false);
         return;
     }
     ScanOpaque *so = q->so;
-    if (so->ntids == so->capacity) {
-        so->capacity = so->capacity ? so->capacity * 2 : 64;
-        so->tids = static_cast<ItemPointerData *>(
-            so->tids ? repalloc_huge(so->tids, so->capacity * sizeof(ItemPointerData))
-                     : MemoryContextAllocHuge(so->context, so->capacity * sizeof(ItemPointerData)));
-    }
+    reserve_one(&so->tids, so->ntids, &so->capacity, so->context);
     so->tids[so->ntids++] = *tid;
+}
+
+// An entry that satisfies every key: to the bitmap, the TID list or the ring being collected.
+void emit(ProbeQuery *q, ItemPointer tid, int64 fp) {
+    const bool ordered = q->so && q->so->ordered;
+    if (simhash_tid_is_null(tid)) {  // its fingerprint is a stand-in that matched by chance
+        if (!q->with_nulls) return;
+        ItemPointerData heap_tid = simhash_heap_tid(tid);
+        q->found++;
+        if (ordered)
+            emit_ordered(q, &heap_tid, kNullDistance);
+        else
+            emit_unordered(q, &heap_tid);
+        return;
+    }
+    if (ordered) {
+        ScanOpaque *so = q->so;
+        const uint16 distance =
+            so->order_null ? kNullDistance : static_cast<uint16>(simhash_distance(fp, so->order_center));
+        if (!so->order_null && distance <= so->done_radius) return;  // returned by an earlier ring
+        q->found++;
+        emit_ordered(q, tid, distance);
+        return;
+    }
+    q->found++;
+    emit_unordered(q, tid);
 }
 
 inline bool matches(const ProbeQuery *q, int64 fp) {
@@ -92,13 +155,13 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) 
                                                              static_cast<uint64_t>(q->center[0]), q->radius[0], hits);
             for (Size h = 0; h < nhits; ++h) {
                 ItemPointerData tid = *simhash_page_tid(page, static_cast<int>(hits[h]));
-                if (!simhash_tid_is_dead(&tid)) emit(q, &tid);
+                if (!simhash_tid_is_dead(&tid)) emit(q, &tid, fps[hits[h]]);
             }
         } else {
             for (int i = 0; i < n; ++i)
                 if (matches(q, fps[i])) {
                     ItemPointerData tid = *simhash_page_tid(page, i);
-                    if (!simhash_tid_is_dead(&tid)) emit(q, &tid);
+                    if (!simhash_tid_is_dead(&tid)) emit(q, &tid, fps[i]);
                 }
         }
         blkno = opaque->next;
@@ -116,7 +179,7 @@ void visit_copy_entry(uint32_t i, void *context) {
     const CopySearch *s = static_cast<const CopySearch *>(context);
     if (s->q->nkeys > 1 && !matches(s->q, static_cast<int64>(s->copy->fps[i]))) return;
     ItemPointerData tid = s->copy->tids[i];
-    emit(s->q, &tid);
+    emit(s->q, &tid, static_cast<int64>(s->copy->fps[i]));
 }
 
 void search_copy(ProbeQuery *q, const SimhashCachedChain *copy, int primary) {
@@ -183,7 +246,7 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidat
     if (simhash_tid_is_dead(&tid)) return;
     for (int u = 0; u < t; ++u)  // found by an earlier table: returned there
         if (simhash::popcount64(simhash_block(fp, &q->g, u) ^ q->qblock[u]) <= q->rb) return;
-    emit(q, &tid);
+    emit(q, &tid, fp);
 }
 void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref) {
     // The 32 stored bits below the prefix already differ too much: no need to fetch the entry.
@@ -263,7 +326,8 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
     pfree(values);
 }
 
-// Fills q from the scan keys; false when no row can match (NULL ball, negative radius).
+// Fills q from the scan keys (none for an ordered scan with no condition); false when no row can
+// match (NULL ball, negative radius).
 bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
     q->nkeys = 0;
     for (int k = 0; k < scan->numberOfKeys; ++k) {
@@ -275,16 +339,11 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
         q->radius[q->nkeys] = Min(ball->radius, 64);
         q->nkeys++;
     }
-    return q->nkeys > 0;
+    return true;
 }
 
-void collect(IndexScanDesc scan, ProbeQuery *q) {
-    Relation index = scan->indexRelation;
-    q->found = 0;
-    // One scan per (re)scan, as the built-in AMs count it (pg_stat_user_indexes.idx_scan); the
-    // executor counts the tuples returned (idx_tup_read).
-    pgstat_count_index_scan(index);
-    if (!prepare_query(scan, q)) return;
+// Every entry within all of q's balls, through emit().
+void search(Relation index, ProbeQuery *q) {
     int primary = 0;  // probe with the smallest ball, verify all of them
     for (int k = 1; k < q->nkeys; ++k)
         if (q->radius[k] < q->radius[primary]) primary = k;
@@ -341,26 +400,133 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     ReleaseBuffer(meta_buffer);
 }
 
+// Adds a ball to q; a scan with no condition is the ball of radius 64, NULL fingerprints included.
+void add_ball(ProbeQuery *q, int64 center, int radius) {
+    q->center[q->nkeys] = center;
+    q->radius[q->nkeys] = radius;
+    q->nkeys++;
+}
+
+void collect(IndexScanDesc scan, ProbeQuery *q) {
+    // One scan per (re)scan, as the built-in AMs count it (pg_stat_user_indexes.idx_scan); the
+    // executor counts the tuples returned (idx_tup_read).
+    pgstat_count_index_scan(scan->indexRelation);
+    if (!prepare_query(scan, q)) return;
+    if (q->nkeys == 0) {
+        add_ball(q, 0, 64);
+        q->with_nulls = true;
+    }
+    search(scan->indexRelation, q);
+}
+
+bool item_precedes(const OrderedItem &a, const OrderedItem &b) {
+    if (a.distance != b.distance) return a.distance < b.distance;
+    ItemPointerData ta = a.tid, tb = b.tid;
+    return ItemPointerCompare(&ta, &tb) < 0;
+}
+
+// Collects the next ring of an ordered scan: every row satisfying the scan keys at a distance in
+// (done_radius, ring radius] from the ORDER BY fingerprint, sorted by (distance, TID). When a
+// scan key's ball is no larger than the ring, the ring grows to 64: that ball is searched anyway,
+// so all of its rows come in one ring. The last ring of a scan without keys brings the rows whose
+// fingerprint is NULL (distance NULL, after all others, as ORDER BY sorts NULLs last).
+void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
+    Relation index = scan->indexRelation;
+    if (so->done_radius < 0) pgstat_count_index_scan(index);
+    ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
+    q->so = so;
+    so->nitems = 0;
+    so->next = 0;
+    if (!prepare_query(scan, q)) {
+        so->exhausted = true;
+        pfree(q);
+        return;
+    }
+    const int nconditions = q->nkeys;
+    int radius = so->order_null ? 64 : simhash_next_ring_radius(so->done_radius, simhash_ntables(index));
+    for (int k = 0; k < nconditions; ++k)
+        if (q->radius[k] <= radius) radius = 64;
+    if (radius < 64 || nconditions == 0) add_ball(q, so->order_null ? 0 : so->order_center, radius);
+    q->with_nulls = nconditions == 0 && radius == 64;
+    search(index, q);
+    pfree(q);
+    std::sort(so->items, so->items + so->nitems, item_precedes);
+    so->done_radius = radius;
+    so->exhausted = radius == 64;
+}
+
 }  // namespace
+
+int simhash_next_ring_radius(int done, int ntables) {
+    int radius = ((done + 1) / ntables + 1) * ntables - 1;
+    if (radius > 24) radius = Max(radius, 2 * done + 2);
+    return Min(radius, 64);
+}
 
 IndexScanDesc simhash_ambeginscan(Relation index, int nkeys, int norderbys) {
     IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
     ScanOpaque *so = static_cast<ScanOpaque *>(palloc0(sizeof(ScanOpaque)));
     so->context = CurrentMemoryContext;
     scan->opaque = so;
+    if (norderbys > 0) {  // the AM provides the arrays for the ORDER BY values it returns
+        scan->xs_orderbyvals = static_cast<Datum *>(palloc0(sizeof(Datum) * norderbys));
+        scan->xs_orderbynulls = static_cast<bool *>(palloc(sizeof(bool) * norderbys));
+        memset(scan->xs_orderbynulls, true, sizeof(bool) * norderbys);
+    }
     return scan;
 }
 
 void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys) {
     ScanOpaque *so = static_cast<ScanOpaque *>(scan->opaque);
     if (keys && scan->numberOfKeys > 0) memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+    if (orderbys && scan->numberOfOrderBys > 0)
+        memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
     so->ntids = 0;
     so->next = 0;
     so->collected = false;
+    so->ordered = scan->numberOfOrderBys > 0;
+    if (so->ordered) {
+        const ScanKey order = &scan->orderByData[0];
+        so->order_null = (order->sk_flags & SK_ISNULL) != 0;
+        so->order_center = so->order_null ? 0 : DatumGetInt64(order->sk_argument);
+    }
+    so->done_radius = -1;
+    so->exhausted = false;
+    so->nitems = 0;
+}
+
+// An index-only scan is planned only where no index column is needed (count(*) of a scan without
+// conditions: simhash returns no columns, amcanreturn is unset), yet the executor wants a tuple:
+// it gets one whose column is NULL, built once per scan.
+void provide_index_tuple(IndexScanDesc scan, ScanOpaque *so) {
+    if (!scan->xs_want_itup) return;
+    if (so->empty_itup == nullptr) {
+        MemoryContext old = MemoryContextSwitchTo(so->context);
+        Datum value = 0;
+        bool isnull = true;
+        so->empty_itup = index_form_tuple(RelationGetDescr(scan->indexRelation), &value, &isnull);
+        MemoryContextSwitchTo(old);
+    }
+    scan->xs_itup = so->empty_itup;
+    scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 }
 
 bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir) {
     ScanOpaque *so = static_cast<ScanOpaque *>(scan->opaque);
+    provide_index_tuple(scan, so);
+    if (so->ordered) {
+        while (so->next >= so->nitems) {
+            if (so->exhausted) return false;
+            collect_ring(scan, so);
+        }
+        const OrderedItem &item = so->items[so->next++];
+        scan->xs_heaptid = item.tid;
+        scan->xs_recheck = false;
+        scan->xs_recheckorderby = false;
+        scan->xs_orderbyvals[0] = Int32GetDatum(item.distance);
+        scan->xs_orderbynulls[0] = item.distance == kNullDistance;
+        return true;
+    }
     if (!so->collected) {
         ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
         q->so = so;
@@ -386,5 +552,6 @@ int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm) {
 void simhash_amendscan(IndexScanDesc scan) {
     ScanOpaque *so = static_cast<ScanOpaque *>(scan->opaque);
     if (so->tids) pfree(so->tids);
+    if (so->items) pfree(so->items);
     pfree(so);
 }

@@ -75,15 +75,15 @@ void simhash_am_init(void) {
 
 SIMHASH_FUNCTION(simhash_handler) {
     IndexAmRoutine *am = makeNode(IndexAmRoutine);
-    am->amstrategies = 1;
+    am->amstrategies = 2;
     am->amsupport = 0;
     am->amoptsprocnum = 0;
     am->amcanorder = false;
-    am->amcanorderbyop = false;
+    am->amcanorderbyop = true;
     am->amcanbackward = false;
     am->amcanunique = false;
     am->amcanmulticol = false;
-    am->amoptionalkey = false;
+    am->amoptionalkey = true;
     am->amsearcharray = false;
     am->amsearchnulls = false;
     am->amstorage = false;
@@ -166,6 +166,22 @@ void simhash_page_set_bounds(Page page, int n) {
                                                   reinterpret_cast<char *>(page));
     header->pd_upper = static_cast<LocationIndex>(reinterpret_cast<char *>(simhash_page_tid(page, n - 1)) -
                                                   reinterpret_cast<char *>(page));
+}
+
+void simhash_entry_for(Datum value, bool isnull, ItemPointer heap_tid, int64 *fp, ItemPointerData *tid) {
+    *tid = *heap_tid;
+    if (!isnull) {
+        *fp = DatumGetInt64(value);
+        return;
+    }
+    // splitmix64's finalizer over the TID: deterministic, so simhash_index_check can expect it.
+    uint64 x = (static_cast<uint64>(ItemPointerGetBlockNumberNoCheck(heap_tid)) << 16) |
+               ItemPointerGetOffsetNumberNoCheck(heap_tid);
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    *fp = static_cast<int64>(x ^ (x >> 31));
+    ItemPointerSetOffsetNumber(tid, ItemPointerGetOffsetNumberNoCheck(heap_tid) | SIMHASH_NULL_FLAG);
 }
 
 void simhash_page_append(Page page, int64 fp, const ItemPointerData *tid) {

@@ -147,6 +147,24 @@ struct SimhashDirSlot {
 // A tombstone: VACUUM clears the offset of a dead entry's TID (table-0 positions must not move).
 inline bool simhash_tid_is_dead(const ItemPointerData *tid) { return ItemPointerGetOffsetNumberNoCheck(tid) == 0; }
 
+// Rows whose fingerprint is NULL are indexed too, because an ordered scan with no condition
+// (ORDER BY fp <~> q LIMIT n) must return every row, NULLs last, as a sort would. Their TID
+// carries SIMHASH_NULL_FLAG in its offset (heap offsets stay below 0x2000 for any block size) and
+// their stored fingerprint is a hash of the TID, so that they spread over the blocks like random
+// fingerprints instead of filling one bucket. No search condition matches them.
+#define SIMHASH_NULL_FLAG 0x8000
+inline bool simhash_tid_is_null(const ItemPointerData *tid) {
+    return (ItemPointerGetOffsetNumberNoCheck(tid) & SIMHASH_NULL_FLAG) != 0;
+}
+// The heap TID of an entry (without the NULL flag).
+inline ItemPointerData simhash_heap_tid(const ItemPointerData *tid) {
+    ItemPointerData heap = *tid;
+    ItemPointerSetOffsetNumber(&heap, ItemPointerGetOffsetNumberNoCheck(tid) & ~SIMHASH_NULL_FLAG);
+    return heap;
+}
+// The entry of a row: (fp, tid), or for a NULL fingerprint (hash of the TID, flagged TID).
+void simhash_entry_for(Datum value, bool isnull, ItemPointer heap_tid, int64 *fp, ItemPointerData *tid);
+
 struct SimhashTable {
     BlockNumber first;   // first data page, or InvalidBlockNumber when the table is empty
     uint32 npages;       // data pages
@@ -382,6 +400,12 @@ struct SimhashScanEstimate {
 void simhash_estimate_scan(const SimhashRunSlot *run, int radius, double random_page_cost, double seq_page_cost,
                            SimhashScanEstimate *estimate);
 extern int simhash_max_probes;
+
+// scan.cpp: the radius of an ordered scan's ring after the ring of radius `done` (-1 for the
+// first). Rings end where the per-block radius of a probe would grow (tables - 1, 2 * tables - 1,
+// ...), so each costs about what a query of its radius costs; past 24 bits, where every run is
+// read in full anyway, they double, up to 64.
+int simhash_next_ring_radius(int done, int ntables);
 
 
 // AM callbacks

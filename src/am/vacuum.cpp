@@ -368,7 +368,7 @@ double mark_dead(Relation index, BlockNumber blkno, uint16 flags, IndexBulkDelet
         int ndead = 0;
         // The callback reads the dead TIDs' array only: safe under a buffer lock, as for nbtree.
         for (int i = 0; i < n; ++i) {
-            ItemPointerData tid = *simhash_page_tid(page, i);
+            ItemPointerData tid = simhash_heap_tid(simhash_page_tid(page, i));
             const bool tombstone = simhash_tid_is_dead(&tid);
             dead[i] = !tombstone && callback(&tid, callback_state);
             ndead += dead[i];

@@ -1,5 +1,6 @@
-// amvalidate: an operator class of simhash indexes bigint and has exactly one search operator,
-// strategy 1, `<@ (bigint, hamming_ball)`, and no support functions.
+// amvalidate: an operator class of simhash indexes bigint, has the search operator strategy 1,
+// `<@ (bigint, hamming_ball)`, optionally the ordering operator strategy 2, `<~> (bigint, bigint)`
+// sorted by integer_ops, and no support functions.
 #include "am/simhash_am.h"
 #include "hamming_ball.h"
 
@@ -10,6 +11,7 @@ extern "C" {
 #include "catalog/pg_amproc.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
+#include "catalog/pg_opfamily_d.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/regproc.h"
@@ -53,17 +55,22 @@ bool simhash_amvalidate(Oid opclassoid) {
     CatCList *oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
     for (int i = 0; i < oprlist->n_members; ++i) {
         Form_pg_amop oprform = reinterpret_cast<Form_pg_amop>(GETSTRUCT(&oprlist->members[i]->tuple));
-        if (oprform->amopstrategy != HAMMING_WITHIN_STRATEGY || oprform->amoppurpose != AMOP_SEARCH ||
-            oprform->amoplefttype != INT8OID || oprform->amoprighttype != ball_type ||
-            !check_amop_signature(oprform->amopopr, BOOLOID, INT8OID, ball_type)) {
+        const bool search = oprform->amopstrategy == HAMMING_WITHIN_STRATEGY && oprform->amoppurpose == AMOP_SEARCH &&
+                            oprform->amoplefttype == INT8OID && oprform->amoprighttype == ball_type &&
+                            check_amop_signature(oprform->amopopr, BOOLOID, INT8OID, ball_type);
+        const bool order = oprform->amopstrategy == HAMMING_DISTANCE_STRATEGY && oprform->amoppurpose == AMOP_ORDER &&
+                           oprform->amoplefttype == INT8OID && oprform->amoprighttype == INT8OID &&
+                           oprform->amopsortfamily == INTEGER_BTREE_FAM_OID &&
+                           getBaseType(get_op_rettype(oprform->amopopr)) == INT4OID;
+        if (!search && !order) {
             ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
                            errmsg("simhash operator family of \"%s\" contains invalid operator %s with strategy %d; "
-                                  "only strategy 1, <@ (bigint, hamming_ball), is allowed",
+                                  "only strategy 1, <@ (bigint, hamming_ball), and the ordering operator 2, "
+                                  "<~> (bigint, bigint) FOR ORDER BY integer_ops, are allowed",
                                   opclassname, format_operator(oprform->amopopr), oprform->amopstrategy)));
             result = false;
-        } else {
-            has_search = true;
         }
+        has_search = has_search || search;
     }
     ReleaseCatCacheList(oprlist);
     if (!has_search) {

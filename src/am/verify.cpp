@@ -236,16 +236,18 @@ void claim_visitor(BlockNumber blkno, void *arg) { claim(static_cast<CheckState 
 
 void heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull, bool tupleIsAlive, void *state) {
     CheckState *s = static_cast<CheckState *>(state);
-    if (isnull[0]) return;
     SimhashEntry key;
-    key.fp = DatumGetInt64(values[0]);
-    key.tid = *tid;
+    int64 fp;
+    ItemPointerData entry_tid;
+    simhash_entry_for(values[0], isnull[0], tid, &fp, &entry_tid);
+    key.fp = fp;
+    key.tid = entry_tid;
     s->heap_checked += 1;
     if (!bsearch(&key, s->all.items, s->all.n, sizeof(SimhashEntry), compare_entries))
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                        errmsg("heap tuple (%u,%u) with fingerprint " INT64_FORMAT " is missing from simhash index \"%s\"",
-                               ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid), key.fp,
-                               RelationGetRelationName(index))));
+                        errmsg("heap tuple (%u,%u) with fingerprint %s is missing from simhash index \"%s\"",
+                               ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+                               isnull[0] ? "NULL" : psprintf(INT64_FORMAT, fp), RelationGetRelationName(index))));
 }
 
 }  // namespace
