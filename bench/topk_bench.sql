@@ -1,0 +1,61 @@
+-- bench/topk_bench.sh: one table of :rows fingerprints (:data = uniform, or skewed: the 12 low
+-- bits constant), a simhash index, and the median execution time (EXPLAIN ANALYZE, TIMING OFF) of
+-- `ORDER BY fp <~> q LIMIT :k` as the planner runs it and as a sequential scan with a top-N sort,
+-- for planted queries (the center of one of 1,000 clusters of 20 near-duplicates, one bit
+-- flipped) and random queries (the nearest rows are ~13-16 bits away at 1M-10M rows).
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS topk_docs, topk_ms;
+CREATE TABLE topk_docs (id bigint, fp bigint);
+INSERT INTO topk_docs
+SELECT g, CASE :'data' WHEN 'skewed' THEN hashint8extended(g, 21) & ~4095::bigint ELSE hashint8extended(g, 21) END
+FROM generate_series(1, :rows) g;
+-- 1,000 planted clusters: 20 near-duplicates 1-6 bits from a center
+INSERT INTO topk_docs
+SELECT -(c * 100 + i), (CASE :'data' WHEN 'skewed' THEN hashint8extended(c, 23) & ~4095::bigint ELSE hashint8extended(c, 23) END)
+       # (1::bigint << ((c + i) % 64)) # (CASE WHEN i > 5 THEN 1::bigint << ((c + 3 * i) % 64) ELSE 0 END)
+       # (CASE WHEN i > 10 THEN 7::bigint << ((c + 5 * i) % 61) ELSE 0 END)
+FROM generate_series(1, 1000) c, generate_series(1, 20) i;
+CREATE INDEX topk_docs_fp ON topk_docs USING simhash (fp);
+VACUUM ANALYZE topk_docs;
+SELECT pg_prewarm('topk_docs') IS NOT NULL AND pg_prewarm('topk_docs_fp') IS NOT NULL AS prewarmed
+WHERE EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_prewarm');
+CREATE TABLE topk_ms (query text, how text, plan text, ms float8, nearest int);
+
+CREATE OR REPLACE PROCEDURE pg_temp.topk_run(query text, how text, n int, k int, data_skewed boolean) LANGUAGE plpgsql AS $$
+DECLARE q bigint; plan text; line text; result json; nearest int;
+BEGIN
+    IF how = 'seq scan + sort' THEN
+        SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL max_parallel_workers_per_gather = 0;
+    END IF;
+    FOR i IN 1 .. n LOOP
+        IF query = 'planted' THEN  -- a cluster's center with one bit flipped
+            q := (CASE WHEN data_skewed THEN hashint8extended(i, 23) & ~4095::bigint ELSE hashint8extended(i, 23) END)
+                 # (1::bigint << ((i * 7) % 64));
+        ELSE
+            q := hashint8extended(i, 777);
+        END IF;
+        IF i = 1 THEN
+            FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT id FROM topk_docs ORDER BY fp <~> %s LIMIT %s', q, k) LOOP
+                IF line ~ 'Index Scan' THEN plan := 'index scan'; ELSIF line ~ 'Seq Scan' THEN plan := coalesce(plan, 'seq scan'); END IF;
+            END LOOP;
+        END IF;
+        EXECUTE format('EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) SELECT id FROM topk_docs ORDER BY fp <~> %s LIMIT %s', q, k)
+            INTO result;
+        EXECUTE format('SELECT min(fp <~> %s) FROM (SELECT fp FROM topk_docs ORDER BY fp <~> %s LIMIT 1) s', q, q) INTO nearest;
+        INSERT INTO topk_ms VALUES (query, how, plan, (result -> 0 ->> 'Execution Time')::float8, nearest);
+    END LOOP;
+END $$;
+
+SELECT format('CALL pg_temp.topk_run(%L, %L, %s, %s, %L); CALL pg_temp.topk_run(%L, %L, %s, %s, %L);',
+              query, 'planner', :queries, :k, :'data' = 'skewed', query, 'seq scan + sort', :seq_queries, :k, :'data' = 'skewed')
+FROM unnest(ARRAY['planted', 'random']) query \gexec
+
+SELECT :'data' AS data, :rows AS rows, :k AS k, p.query, p.plan AS planner_choice,
+       round(avg(p.nearest), 1) AS avg_nearest_bits,
+       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY p.ms)::numeric, 3) AS median_ms,
+       (SELECT round(percentile_cont(0.5) WITHIN GROUP (ORDER BY s.ms)::numeric, 1) FROM topk_ms s
+        WHERE s.query = p.query AND s.how <> 'planner') AS seq_sort_ms,
+       round(((SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s.ms) FROM topk_ms s WHERE s.query = p.query AND s.how <> 'planner')
+              / greatest(percentile_cont(0.5) WITHIN GROUP (ORDER BY p.ms), 0.001))::numeric, 1) AS times_faster
+FROM topk_ms p WHERE p.how = 'planner' GROUP BY p.query, p.plan ORDER BY p.query;
+DROP TABLE topk_docs, topk_ms;
