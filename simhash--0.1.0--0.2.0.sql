@@ -127,11 +127,11 @@ COMMENT ON FUNCTION simhash_index_info(regclass) IS
 
 CREATE FUNCTION simhash_index_runs(index regclass, OUT run integer, OUT entries bigint, OUT dead_entries bigint,
                                    OUT pages bigint, OUT bytes_per_entry double precision, OUT tables integer,
-                                   OUT dirbits integer, OUT header_block bigint)
+                                   OUT dirbits integer, OUT header_block bigint, OUT permuted boolean)
     RETURNS SETOF record
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED ROWS 16;
 COMMENT ON FUNCTION simhash_index_runs(regclass) IS
-    'The sorted runs of a simhash index, largest first: live and dead entries, pages, bytes per entry, tables and directory bits of each; table owner or pg_stat_scan_tables';
+    'The sorted runs of a simhash index, largest first: live and dead entries, pages, bytes per entry, tables and directory bits of each, and whether its blocks are cut from a bit order chosen for skewed data; table owner or pg_stat_scan_tables';
 
 -- The distance operator <~> and ordered scans (ORDER BY fp <~> q, ORDER BY hamming(fp, q));
 -- hamming() becomes SQL, a <~> b, so that the planner inlines it.

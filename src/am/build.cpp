@@ -7,8 +7,11 @@
 // and for every table counting-sorted by the directory prefix of that table's block (one O(n) pass;
 // buckets are then sorted by the full block when the block is longer than the prefix). Beyond the
 // budget they go to one tuplesort per table (key: the fingerprint rotated so that the table's
-// block is on top), which spills to disk. Pages are filled in table order.
+// block is on top), which spills to disk. Pages are filled in table order. Blocks are cut from
+// each fingerprint's key, its bits in an order chosen per run from the entries' bit statistics
+// (simhash::choose_bit_permutation; the identity for uniform data).
 #include <algorithm>
+#include <new>
 
 #include "am/simhash_am.h"
 
@@ -166,6 +169,13 @@ struct SimhashSorter {
     Tuplesortstate *refs[SIMHASH_MAX_TABLES];  // spilled mode, while writing: refs of tables 1..m-1
     TupleDesc desc;
     TupleTableSlot *slot;
+    // The run's key order, chosen from bit statistics of the entries (every entry of the first
+    // 65,536, then one in 8) when the run is written, or when the entries spill (the tuplesort
+    // sorts keys).
+    simhash::BitCounts counts;
+    bool order_chosen;
+    simhash::BitPermutation order;
+    const simhash::BitPermuter *permuter;  // null for the identity
 };
 
 namespace {
@@ -197,7 +207,17 @@ void sorter_put_pair(SimhashSorter *s, Tuplesortstate *sort, int64 key, int64 va
 }
 
 void sorter_put(SimhashSorter *s, int64 fp, const ItemPointerData *tid) {
-    sorter_put_pair(s, s->sort0, unsigned_key(static_cast<uint64>(fp)), pack_tid(tid));
+    const uint64 key = s->permuter ? s->permuter->key(static_cast<uint64>(fp)) : static_cast<uint64>(fp);
+    sorter_put_pair(s, s->sort0, unsigned_key(key), pack_tid(tid));
+}
+
+void sorter_choose_order(SimhashSorter *s) {
+    if (s->order_chosen) return;
+    SimhashGeometry g;
+    simhash_geometry(s->ntables, 1, &g);
+    if (simhash::choose_bit_permutation(s->counts, g.len, s->ntables, &s->order))
+        s->permuter = new (palloc(sizeof(simhash::BitPermuter))) simhash::BitPermuter(s->order);  // trivially destructible
+    s->order_chosen = true;
 }
 
 int sort_work_mem(const SimhashSorter *s, int parts) {
@@ -209,6 +229,7 @@ void sorter_spill(SimhashSorter *s) {
     TupleDescInitEntry(s->desc, 1, "key", INT8OID, -1, 0);
     TupleDescInitEntry(s->desc, 2, "tid", INT8OID, -1, 0);
     s->slot = MakeSingleTupleTableSlot(s->desc, &TTSOpsMinimalTuple);
+    sorter_choose_order(s);
     // Half the budget; the refs' sorts get the other half while table 0 is written.
     s->sort0 = tuplesort_begin_heap(s->desc, 1, &sort_column, &sort_less, &sort_collation, &sort_nulls_first,
                                     sort_work_mem(s, 2), nullptr, TUPLESORT_NONE);
@@ -234,6 +255,7 @@ SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected)
 }
 
 void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid) {
+    if (!s->order_chosen && (s->n < 65536 || (s->n & 7) == 0)) simhash::bit_counts_add(&s->counts, static_cast<uint64>(fp));
     s->n++;
     if (s->sort0) {
         sorter_put(s, fp, tid);
@@ -383,6 +405,9 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
 
     SimhashGeometry g;
     simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &g);
+    sorter_choose_order(s);
+    g.permuter = s->permuter;
+    memcpy(meta->key_bits, s->order.source, sizeof(meta->key_bits));
     meta->dirbits = static_cast<uint16>(g.dirbits);
     const Size nprefixes = Size{1} << g.dirbits;
     const bool spilled = simhash_sorter_spilled(s);
@@ -418,7 +443,8 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
             if (!tuplesort_gettupleslot(s->sort0, true, false, s->slot, nullptr))
                 elog(ERROR, "simhash build: tuplesort ended early");
             bool isnull;
-            entry.fp = static_cast<int64>(from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull))));
+            const uint64 key = from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull)));
+            entry.fp = static_cast<int64>(s->permuter ? s->permuter->fingerprint(key) : key);
             const int64 packed = DatumGetInt64(slot_getattr(s->slot, 2, &isnull));
             ItemPointerSet(&entry.tid, static_cast<BlockNumber>(packed >> 16), static_cast<OffsetNumber>(packed & 0xFFFF));
             for (int t = 1; t < ntables; ++t)  // (rotation, position): sorted by block t, then the rest

@@ -100,13 +100,18 @@ SIMHASH_FUNCTION(simhash_index_runs) {
     Relation index = open_checked(PG_GETARG_OID(0), "simhash_index_runs");
     SimhashMetaData meta;
     simhash_read_meta(index, &meta);
-    index_close(index, AccessShareLock);
     InitMaterializedSRF(fcinfo, 0);
     ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    SimhashRunData *header = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
     for (uint32 i = 0; i < meta.nruns; ++i) {
         const SimhashRunSlot *run = &meta.runs[i];
-        Datum values[8];
-        bool nulls[8] = {false};
+        // Runs are immutable and recycled only after every snapshot that saw the metapage: the
+        // header read after the metapage's lock was released is still this run's.
+        simhash_read_run(index, run->header, run, header);
+        simhash::BitPermutation order;
+        memcpy(order.source, header->key_bits, sizeof(order.source));
+        Datum values[9];
+        bool nulls[9] = {false};
         values[0] = Int32GetDatum(static_cast<int32>(i + 1));
         values[1] = Int64GetDatum(static_cast<int64>(run->nentries - run->ndead));
         values[2] = Int64GetDatum(static_cast<int64>(run->ndead));
@@ -115,7 +120,10 @@ SIMHASH_FUNCTION(simhash_index_runs) {
         values[5] = Int32GetDatum(run->ntables);
         values[6] = Int32GetDatum(run->dirbits);
         values[7] = Int64GetDatum(static_cast<int64>(run->header));
+        values[8] = BoolGetDatum(!simhash::is_identity(order));
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
+    pfree(header);
+    index_close(index, AccessShareLock);
     return static_cast<Datum>(0);
 }

@@ -59,8 +59,12 @@ void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
         }
         e->cached.dir[t] = dir;
     }
+    old = MemoryContextSwitchTo(cache_context);
+    e->cached.permuter = simhash_run_permuter(run);
+    MemoryContextSwitchTo(old);
     e->cached.run = run;
-    e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(SimhashDirSlot);
+    e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(SimhashDirSlot) +
+               (e->cached.permuter ? sizeof(simhash::BitPermuter) : 0);
 }
 
 }  // namespace

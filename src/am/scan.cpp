@@ -386,6 +386,7 @@ void search(Relation index, ProbeQuery *q) {
             continue;
         }
         simhash_geometry(run->ntables, run->dirbits, &q->g);
+        q->g.permuter = cached.permuter;
         q->rb = q->r / run->ntables;
         q->run = run;
         memcpy(q->dir, cached.dir, sizeof(q->dir));

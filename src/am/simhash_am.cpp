@@ -1,6 +1,8 @@
 // The access method handler, reloptions, and the page/metapage/geometry helpers.
 #include <cmath>
 
+#include <new>
+
 #include "am/simhash_am.h"
 #include "guard.h"
 #include "module.h"
@@ -229,6 +231,9 @@ bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *s
     if (run->ntables < SIMHASH_MIN_TABLES || run->ntables > SIMHASH_MAX_TABLES || run->dirbits < 1 ||
         run->dirbits > 64 / run->ntables || run->nmappages > SIMHASH_MAX_MAP_PAGES || run->nentries == 0)
         return false;
+    simhash::BitPermutation permutation;
+    memcpy(permutation.source, run->key_bits, sizeof(permutation.source));
+    if (!simhash::is_valid_permutation(permutation)) return false;
     const uint32 ndirpages = ((1u << run->dirbits) + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE;
     for (int t = 0; t < run->ntables; ++t)
         if (run->tables[t].ndirpages != ndirpages) return false;
@@ -273,12 +278,20 @@ uint64 simhash_pages_in_use(const SimhashMetaData *meta) {
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
     g->ntables = ntables;
     g->dirbits = dirbits;
+    g->permuter = nullptr;
     int shift = 0;
     for (int t = 0; t < ntables; ++t) {
         g->len[t] = 64 / ntables + (t < 64 % ntables ? 1 : 0);
         g->shift[t] = shift;
         shift += g->len[t];
     }
+}
+
+const simhash::BitPermuter *simhash_run_permuter(const SimhashRunData *run) {
+    simhash::BitPermutation permutation;
+    memcpy(permutation.source, run->key_bits, sizeof(permutation.source));
+    if (simhash::is_identity(permutation)) return nullptr;
+    return new (palloc(sizeof(simhash::BitPermuter))) simhash::BitPermuter(permutation);  // trivially destructible
 }
 
 // About log2(N) prefix bits (Manku), at most the shortest block and 16 (the directory's size).

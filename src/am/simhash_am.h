@@ -51,6 +51,7 @@
 #pragma once
 
 #include "core/hamming.h"
+#include "core/bit_permutation.h"
 #include "core/block_buckets.h"
 
 #include "compat.h"
@@ -180,6 +181,10 @@ struct SimhashRunData {
     uint16 ntables;
     uint16 dirbits;
     uint32 nmappages;
+    // The bit order of the run's keys (simhash::BitPermutation: key bit j is fingerprint bit
+    // key_bits[j]): the writer chose it from the entries' bit statistics so that low-entropy bits
+    // spread over the blocks; the identity for uniform data. Tables are sorted and cut by key.
+    uint8 key_bits[64];
     SimhashTable tables[SIMHASH_MAX_TABLES];
     BlockNumber map[SIMHASH_MAX_MAP_PAGES];
 };
@@ -238,23 +243,29 @@ struct SimhashOptions {
     int pending_limit;  // kB
 };
 
-// Geometry of the blocks: block i covers `len[i]` bits starting `shift[i]` bits below the MSB.
+// Geometry of the blocks: block i covers `len[i]` bits starting `shift[i]` bits below the MSB of
+// a fingerprint's key, the fingerprint with its bits in the run's order (`permuter`, null for the
+// identity). Every function below takes the fingerprint and applies the order itself.
 struct SimhashGeometry {
     int ntables;
     int dirbits;
     int len[SIMHASH_MAX_TABLES];
     int shift[SIMHASH_MAX_TABLES];
+    const simhash::BitPermuter *permuter;
 };
 
+inline uint64 simhash_key(int64 fp, const SimhashGeometry *g) {
+    return g->permuter ? g->permuter->key(static_cast<uint64>(fp)) : static_cast<uint64>(fp);
+}
 inline uint32 simhash_block(int64 fp, const SimhashGeometry *g, int t) {
-    return static_cast<uint32>((static_cast<uint64>(fp) << g->shift[t]) >> (64 - g->len[t]));
+    return static_cast<uint32>((simhash_key(fp, g) << g->shift[t]) >> (64 - g->len[t]));
 }
 inline uint32 simhash_prefix(uint32 block, const SimhashGeometry *g, int t) {
     return block >> (g->len[t] - g->dirbits);
 }
-// fp rotated so that block t is on top.
+// fp's key rotated so that block t is on top.
 inline uint64 simhash_rotation(int64 fp, const SimhashGeometry *g, int t) {
-    const uint64 x = static_cast<uint64>(fp);
+    const uint64 x = simhash_key(fp, g);
     const int shift = g->shift[t];
     return shift ? (x << shift) | (x >> (64 - shift)) : x;
 }
@@ -301,7 +312,11 @@ uint64 simhash_run_entries(const SimhashMetaData *meta);
 uint64 simhash_run_pages(const SimhashMetaData *meta);
 // Pages the metapage accounts for: itself, the runs, both pending lists and the retired sets.
 uint64 simhash_pages_in_use(const SimhashMetaData *meta);
+// The identity bit order; a run's own order comes with its cached header (simhash_cached_run) or
+// from simhash_run_permuter.
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
+// A permuter for a run's key_bits, allocated in the current memory context; null for the identity.
+const simhash::BitPermuter *simhash_run_permuter(const SimhashRunData *run);
 int simhash_choose_dirbits(int ntables, uint64 nentries);
 Buffer simhash_new_buffer(Relation index, bool use_fsm);
 // The flags of page `blkno` (0 for a new, never initialized page), read under a share lock.
@@ -344,6 +359,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
 // the next call.
 struct SimhashCachedRun {
     const SimhashRunData *run;
+    const simhash::BitPermuter *permuter;  // the run's key order, null for the identity
     const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each
 };
 void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *slot, SimhashCachedRun *out);

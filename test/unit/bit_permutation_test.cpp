@@ -1,0 +1,98 @@
+#include "core/bit_permutation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "core/hamming.h"
+
+namespace {
+
+const int kBlocks[4] = {16, 16, 16, 16};
+
+// Distinct values of block t (16 bits from the top) of the keys of `fps`.
+size_t distinct_block_values(const std::vector<uint64_t> &fps, const simhash::BitPermuter &permuter, int t) {
+    std::set<uint64_t> values;
+    for (uint64_t fp : fps) values.insert((permuter.key(fp) >> (48 - 16 * t)) & 0xFFFF);
+    return values.size();
+}
+
+std::vector<uint64_t> random_fingerprints(size_t n, uint64_t constant_mask, uint64_t constant_value) {
+    std::mt19937_64 rng(42);
+    std::vector<uint64_t> fps(n);
+    for (auto &fp : fps) fp = (rng() & ~constant_mask) | constant_value;
+    return fps;
+}
+
+TEST(BitPermutation, UniformDataKeepsTheIdentity) {
+    simhash::BitCounts counts;
+    simhash::bit_counts_clear(&counts);
+    for (uint64_t fp : random_fingerprints(20000, 0, 0)) simhash::bit_counts_add(&counts, fp);
+    simhash::BitPermutation p;
+    EXPECT_FALSE(simhash::choose_bit_permutation(counts, kBlocks, 4, &p));
+    EXPECT_TRUE(simhash::is_identity(p));
+}
+
+TEST(BitPermutation, ConstantLowBitsAreSpreadOverTheBlocks) {
+    const auto fps = random_fingerprints(50000, 0xFFF, 0x555);
+    simhash::BitCounts counts;
+    simhash::bit_counts_clear(&counts);
+    for (uint64_t fp : fps) simhash::bit_counts_add(&counts, fp);
+    simhash::BitPermutation p;
+    ASSERT_TRUE(simhash::choose_bit_permutation(counts, kBlocks, 4, &p));
+    ASSERT_TRUE(simhash::is_valid_permutation(p));
+    simhash::BitPermutation identity;
+    simhash::identity_permutation(&identity);
+    const simhash::BitPermuter none(identity), chosen(p);
+    EXPECT_EQ(distinct_block_values(fps, none, 3), 16u);  // 4 varying bits in the low block
+    for (int t = 0; t < 4; ++t) {
+        // Each block gets 3 of the 12 constant bits: 2^13 values, nearly all present in 50,000.
+        EXPECT_GT(distinct_block_values(fps, chosen, t), 7500u) << "block " << t;
+        int constant = 0;
+        for (int j = 63 - 16 * t; j > 47 - 16 * t; --j) constant += p.source[j] < 12;
+        EXPECT_EQ(constant, 3) << "block " << t;
+        // The block's best bits on top: its directory prefix (top bits) has no constant bit.
+        for (int j = 63 - 16 * t; j > 63 - 16 * t - 13; --j) EXPECT_GE(p.source[j], 12) << "block " << t;
+    }
+}
+
+TEST(BitPermutation, RoundTripAndDistancePreserved) {
+    simhash::BitPermutation p;
+    std::mt19937_64 rng(7);
+    simhash::identity_permutation(&p);
+    for (int j = 63; j > 0; --j) std::swap(p.source[j], p.source[rng() % (j + 1)]);
+    ASSERT_TRUE(simhash::is_valid_permutation(p));
+    const simhash::BitPermuter permuter(p);
+    for (int i = 0; i < 10000; ++i) {
+        const uint64_t a = rng(), b = rng() & rng();
+        EXPECT_EQ(permuter.fingerprint(permuter.key(a)), a);
+        EXPECT_EQ(simhash::hamming_distance(permuter.key(a), permuter.key(b)), simhash::hamming_distance(a, b));
+        for (int j = 0; j < 64; j += 9) EXPECT_EQ((permuter.key(a) >> j) & 1, (a >> p.source[j]) & 1);
+    }
+}
+
+TEST(BitPermutation, InvalidPermutationsAreRecognised) {
+    simhash::BitPermutation p;
+    simhash::identity_permutation(&p);
+    EXPECT_TRUE(simhash::is_valid_permutation(p));
+    p.source[5] = 6;  // 6 twice, 5 missing
+    EXPECT_FALSE(simhash::is_valid_permutation(p));
+    p.source[5] = 64;
+    EXPECT_FALSE(simhash::is_valid_permutation(p));
+}
+
+TEST(BitPermutation, UnequalBlocksAndAllConstantData) {
+    const int blocks[3] = {22, 21, 21};
+    simhash::BitCounts counts;
+    simhash::bit_counts_clear(&counts);
+    for (int i = 0; i < 1000; ++i) simhash::bit_counts_add(&counts, 0x1234);  // every bit constant
+    simhash::BitPermutation p;
+    simhash::choose_bit_permutation(counts, blocks, 3, &p);
+    EXPECT_TRUE(simhash::is_valid_permutation(p));
+}
+
+}  // namespace
