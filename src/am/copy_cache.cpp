@@ -54,6 +54,7 @@ struct Copy {
     Size capacity;
     Size bytes;
     void *bucket_memory;
+    const simhash::BitPermuter *order;  // a run's bit order (in the copy's context), null for lists
     simhash::BlockBuckets buckets;
     SimhashCachedChain view;
     uint64 last_use;
@@ -82,6 +83,7 @@ void reset(Copy *c, BlockNumber first, uint16 page_flags) {
     c->tids = nullptr;
     c->n = c->capacity = c->bytes = 0;
     c->bucket_memory = nullptr;
+    c->order = nullptr;
     c->buckets = simhash::BlockBuckets{};
     c->last = first;
     c->last_count = 0;
@@ -91,7 +93,7 @@ void reset(Copy *c, BlockNumber first, uint16 page_flags) {
 // Bytes a copy of `capacity` entries takes.
 Size copy_bytes(Size capacity) {
     return capacity * (sizeof(uint64) + sizeof(ItemPointerData)) +
-           simhash::block_buckets_bytes(simhash::block_buckets_bits_for(capacity), capacity);
+           simhash::block_buckets_bytes(simhash::block_buckets_bits_for(capacity), capacity) + sizeof(simhash::BitPermuter);
 }
 
 // Room for `needed` entries, and buckets sized for the room (rebuilt when it grows).
@@ -111,7 +113,7 @@ void reserve(Copy *c, Size needed) {
         const int bits = simhash::block_buckets_bits_for(c->capacity);
         if (c->bucket_memory) pfree(c->bucket_memory);
         c->bucket_memory = MemoryContextAlloc(c->context, simhash::block_buckets_bytes(bits, c->capacity));
-        simhash::block_buckets_init(&c->buckets, c->bucket_memory, bits, c->capacity);
+        simhash::block_buckets_init(&c->buckets, c->bucket_memory, bits, c->capacity, c->order);
     }
     c->bytes = copy_bytes(c->capacity);
 }
@@ -170,7 +172,8 @@ void catch_up(Relation index, Copy *c) {
 // The copy of `key`, brought up to date with at least `nentries` entries, or null if too large or
 // if it does not fit beside the copies in use. A run's size is known: it is reserved exactly.
 const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockNumber first, uint16 page_flags,
-                                      uint64 nentries, bool fixed_size) {
+                                      uint64 nentries, const SimhashRunData *run) {
+    const bool fixed_size = run != nullptr;
     if (first == InvalidBlockNumber || nentries > kMaxEntries) return nullptr;
     if (cache_context == nullptr)
         cache_context = AllocSetContextCreate(TopMemoryContext, "simhash index copies", ALLOCSET_DEFAULT_SIZES);
@@ -193,6 +196,11 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
         c->key = key;
         c->last_use = ++use_clock;
         reset(c, first, page_flags);
+        if (run != nullptr) {  // the buckets cut the blocks as the run's tables do
+            MemoryContext old = MemoryContextSwitchTo(c->context);
+            c->order = simhash_run_permuter(run);
+            MemoryContextSwitchTo(old);
+        }
         if (fixed_size) reserve(c, nentries);
     }
     if (c->nread < nentries) {
@@ -225,13 +233,13 @@ const SimhashCachedChain *simhash_cached_list(Relation index, uint64 index_id, u
                                               uint64 nentries) {
     // Lists and runs never share a key: a list's has ndead UINT64_MAX.
     return cached_copy(index, key_of(index, index_id, head, epoch, UINT64_MAX), head, SIMHASH_PENDING, nentries,
-                       false);
+                       nullptr);
 }
 
 const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 index_id, const SimhashRunSlot *slot,
                                                      const SimhashRunData *run) {
     return cached_copy(index, key_of(index, index_id, slot->header, slot->serial, slot->ndead), run->tables[0].first,
-                       SIMHASH_DATA, slot->nentries, true);
+                       SIMHASH_DATA, slot->nentries, run);
 }
 
 void simhash_copy_cache_scan_begins() { scan_start = use_clock + 1; }

@@ -141,12 +141,26 @@ inline bool matches(const ProbeQuery *q, int64 fp) {
 }
 
 // Every entry of a chain (pending list, list being merged, or a run's table 0), verified in full.
+// The next page is pinned and its first cache lines requested before this one is read, so its
+// memory arrives while this page's fingerprints are compared (the chain's pages lie anywhere in
+// shared buffers, and each first touch would otherwise stall the loop).
 void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) {
+    Buffer ahead = InvalidBuffer;
     while (blkno != InvalidBlockNumber) {
         CHECK_FOR_INTERRUPTS();
-        Buffer buffer;
-        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
+        Buffer buffer = BufferIsValid(ahead) ? ahead : ReadBuffer(index, blkno);
+        ahead = InvalidBuffer;
+        LockBuffer(buffer, BUFFER_LOCK_SHARE);
+        Page page = BufferGetPage(buffer);
+        simhash_check_page(index, page, blkno, flags);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+        if (opaque->next != InvalidBlockNumber) {
+            ahead = ReadBuffer(index, opaque->next);
+            const char *next_page = BufferGetPage(ahead);
+            __builtin_prefetch(next_page);
+            __builtin_prefetch(next_page + BLCKSZ - sizeof(SimhashPageOpaque));
+            for (int line = 0; line < 8; ++line) __builtin_prefetch(PageGetContents(next_page) + 64 * line);
+        }
         const int64 *fps = SimhashPageGetFps(page);
         const int n = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
         if (q->nkeys == 1) {  // the common case: one POPCNT per fingerprint, contiguous
@@ -248,9 +262,11 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidat
         if (simhash::popcount64(simhash_block(fp, &q->g, u) ^ q->qblock[u]) <= q->rb) return;
     emit(q, &tid, fp);
 }
-void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref) {
-    // The 32 stored bits below the prefix already differ too much: no need to fetch the entry.
-    if (simhash::popcount64(ref.key ^ q->qkey[t]) > q->r) return;
+// `budget`: how many of the 32 stored bits below the prefix may differ from the query's, the
+// radius less the differences in the probed prefix.
+void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref, int budget) {
+    // The stored bits already differ too much: no need to fetch the entry.
+    if (simhash::popcount64(ref.key ^ q->qkey[t]) > budget) return;
     SimhashEntry entry;
     fetch_entry(index, q, ref.pos, &entry);
     consider(index, q, t, entry);
@@ -259,20 +275,51 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref) {
 // The entries of table t whose block equals `value`: they lie between the directory's slot for
 // the value's prefix and the next prefix's slot (an empty range costs no page), sorted by the
 // block's bits below the prefix, which table 0 has in its fingerprints and refs in their keys.
-void probe(Relation index, ProbeQuery *q, int t, uint32 value) {
+// Where the entries of a probed prefix lie: from (blkno, offset) up to the next prefix's slot.
+struct ProbeRange {
+    SimhashDirSlot begin;
+    SimhashDirSlot end;
+    bool empty() const { return begin.blkno == InvalidBlockNumber || (begin.blkno == end.blkno && begin.offset >= end.offset); }
+};
+
+ProbeRange probe_range(const ProbeQuery *q, int t, uint32 value) {
     const SimhashGeometry *g = &q->g;
     const Size prefix = simhash_prefix(value, g, t);
-    const SimhashDirSlot &slot = q->dir[t][prefix];
-    SimhashDirSlot end;
-    end.blkno = InvalidBlockNumber;
-    end.offset = 0;
-    if (prefix + 1 < (Size{1} << g->dirbits)) end = q->dir[t][prefix + 1];
+    ProbeRange range;
+    range.begin = q->dir[t][prefix];
+    range.end.blkno = InvalidBlockNumber;
+    range.end.offset = 0;
+    if (prefix + 1 < (Size{1} << g->dirbits)) range.end = q->dir[t][prefix + 1];
+    return range;
+}
+
+// Pins the first page of a probe that comes next and asks for the cache lines it will read, so
+// that they arrive while the current probe runs; InvalidBuffer for an empty range.
+Buffer pin_ahead(Relation index, const ProbeRange &range, int t) {
+    if (range.empty()) return InvalidBuffer;
+    Buffer buffer = ReadBuffer(index, range.begin.blkno);
+    const char *page = BufferGetPage(buffer);
+    __builtin_prefetch(page);
+    __builtin_prefetch(page + BLCKSZ - sizeof(SimhashPageOpaque));
+    __builtin_prefetch(PageGetContents(page) + range.begin.offset * (t == 0 ? sizeof(int64) : sizeof(SimhashRef)));
+    return buffer;
+}
+
+// `pinned`: the range's first page, pinned by pin_ahead (or InvalidBuffer: read it here).
+void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange &range, Buffer pinned) {
+    const SimhashGeometry *g = &q->g;
+    const Size prefix = simhash_prefix(value, g, t);
+    const SimhashDirSlot &end = range.end;
     const uint32 sub = simhash_subblock(value, g, t);
-    BlockNumber blkno = slot.blkno;
-    int start = slot.offset;
+    const int budget = q->r - simhash::popcount64(prefix ^ simhash_prefix(q->qblock[t], g, t));
+    BlockNumber blkno = range.begin.blkno;
+    int start = range.begin.offset;
     while (blkno != InvalidBlockNumber && !(blkno == end.blkno && start >= end.offset)) {
-        Buffer buffer;
-        Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, t == 0 ? SIMHASH_DATA : SIMHASH_REF, &buffer);
+        Buffer buffer = BufferIsValid(pinned) ? pinned : ReadBuffer(index, blkno);
+        pinned = InvalidBuffer;
+        LockBuffer(buffer, BUFFER_LOCK_SHARE);
+        Page page = BufferGetPage(buffer);
+        simhash_check_page(index, page, blkno, t == 0 ? SIMHASH_DATA : SIMHASH_REF);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
         const bool last = blkno == end.blkno;
         const int n = last ? Min(static_cast<int>(opaque->nentries), static_cast<int>(end.offset)) : opaque->nentries;
@@ -300,7 +347,7 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value) {
                     done = true;
                     break;
                 }
-                consider(index, q, t, refs[i]);
+                consider(index, q, t, refs[i], budget);
             }
         }
         blkno = done ? InvalidBlockNumber : opaque->next;
@@ -315,9 +362,19 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
         Size n = 0;
         enumerate(q->qblock[t], 0, Min(q->rb, q->g.len[t]), q->g.len[t], values, &n);
         std::sort(values, values + n);
+        ProbeRange range = n > 0 ? probe_range(q, t, values[0]) : ProbeRange{};
+        Buffer pinned = n > 0 ? pin_ahead(index, range, t) : InvalidBuffer;
         for (Size i = 0; i < n; ++i) {
             CHECK_FOR_INTERRUPTS();
-            probe(index, q, t, values[i]);
+            ProbeRange next_range{};
+            Buffer next_pinned = InvalidBuffer;
+            if (i + 1 < n) {
+                next_range = probe_range(q, t, values[i + 1]);
+                next_pinned = pin_ahead(index, next_range, t);
+            }
+            probe(index, q, t, values[i], range, pinned);
+            range = next_range;
+            pinned = next_pinned;
         }
     }
     if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);

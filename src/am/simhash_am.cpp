@@ -387,9 +387,14 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             probes += count;
             candidates += count * per_probe;
             probe_pages += count * (1.0 + per_probe / per_page);  // directories are cached per backend
-            if (t > 0) {  // refs whose stored bits beyond the block pass fetch their entry from table 0
+            if (t > 0) {
+                // Refs fetch their entry from table 0 when their stored bits beyond the block differ
+                // from the query's in at most radius - d bits, d the probed value's distance.
                 const int rest = Min(32 - (g.len[t] - g.dirbits), 64 - g.len[t]);
-                fetches += count * per_probe * simhash::hamming_ball_size(rest, radius) / ldexp(1.0, rest);
+                for (int d = 0; d <= Min(rb, g.len[t]); ++d) {
+                    const double values = simhash::hamming_ball_size(g.len[t], d) - simhash::hamming_ball_size(g.len[t], d - 1);
+                    fetches += values * per_probe * simhash::hamming_ball_size(rest, radius - d) / ldexp(1.0, rest);
+                }
             }
         }
         // Fetches land on random pages of table 0 (through the map pages): the distinct pages they touch.

@@ -10,9 +10,10 @@ constexpr uint32_t kEmpty = UINT32_MAX;
 constexpr int kMinBucketBits = 8;
 constexpr int kMaxBucketBits = 16;
 
-inline uint32_t block_of(uint64_t fp, int t) {
-    return static_cast<uint32_t>(fp >> (64 - kBucketBlockBits * (t + 1))) & ((1u << kBucketBlockBits) - 1);
+inline uint32_t block_of_key(uint64_t key, int t) {
+    return static_cast<uint32_t>(key >> (64 - kBucketBlockBits * (t + 1))) & ((1u << kBucketBlockBits) - 1);
 }
+inline uint64_t key_of(const BlockBuckets *b, uint64_t fp) { return b->order ? b->order->key(fp) : fp; }
 
 inline uint32_t bucket_of(uint32_t block, int bits) { return (block * 0x9E3779B1u) >> (32 - bits); }
 
@@ -35,10 +36,12 @@ void walk(Probe *p, int t, uint32_t value) {
     for (uint32_t e = b->heads[(static_cast<size_t>(t) << b->bucket_bits) + bucket_of(value, b->bucket_bits)];
          e != kEmpty; e = b->next[static_cast<size_t>(t) * b->capacity + e]) {
         const uint64_t fp = p->fingerprints[e];
-        if (block_of(fp, t) != value || hamming_distance(fp, p->query) > p->radius) continue;
+        if (hamming_distance(fp, p->query) > p->radius) continue;
+        const uint64_t key = key_of(b, fp);
+        if (block_of_key(key, t) != value) continue;
         bool earlier = false;
         for (int u = 0; u < t && !earlier; ++u)
-            earlier = popcount64(block_of(fp, u) ^ p->query_block[u]) <= p->block_radius;
+            earlier = popcount64(block_of_key(key, u) ^ p->query_block[u]) <= p->block_radius;
         if (earlier) continue;
         p->visit(e, p->context);
         p->visited++;
@@ -64,7 +67,8 @@ int block_buckets_bits_for(size_t entries) {
     return bits;
 }
 
-void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t capacity) {
+void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t capacity, const BitPermuter *order) {
+    b->order = order;
     b->bucket_bits = bucket_bits;
     b->capacity = capacity;
     b->n = 0;
@@ -74,13 +78,15 @@ void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t c
 }
 
 void block_buckets_link(BlockBuckets *b, const uint64_t *fingerprints, size_t n) {
-    for (size_t e = b->n; e < n; ++e)
+    for (size_t e = b->n; e < n; ++e) {
+        const uint64_t key = key_of(b, fingerprints[e]);
         for (int t = 0; t < kBucketBlocks; ++t) {
             uint32_t *head = &b->heads[(static_cast<size_t>(t) << b->bucket_bits) +
-                                       bucket_of(block_of(fingerprints[e], t), b->bucket_bits)];
+                                       bucket_of(block_of_key(key, t), b->bucket_bits)];
             b->next[static_cast<size_t>(t) * b->capacity + e] = *head;
             *head = static_cast<uint32_t>(e);
         }
+    }
     if (n > b->n) b->n = n;
 }
 
@@ -105,7 +111,8 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
         return visited;
     }
     Probe p{b, fingerprints, query, radius, block_radius, {}, visit, context, 0};
-    for (int t = 0; t < kBucketBlocks; ++t) p.query_block[t] = block_of(query, t);
+    const uint64_t query_key = key_of(b, query);
+    for (int t = 0; t < kBucketBlocks; ++t) p.query_block[t] = block_of_key(query_key, t);
     for (int t = 0; t < kBucketBlocks; ++t) enumerate(&p, t, p.query_block[t], 0, block_radius);
     return p.visited;
 }

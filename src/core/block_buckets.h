@@ -7,7 +7,9 @@
 // the query's block. Per block, a bucket array of chain heads and one `next` link per entry; a
 // block value's bucket is a multiplicative hash of it, so constant or skewed bits do not pile every
 // entry into one chain unless the whole block is constant. Entries are only ever appended (the
-// pending list grows by appends; anything else rebuilds it from scratch).
+// pending list grows by appends; anything else rebuilds it from scratch). For a copy of a sorted
+// run the blocks are cut from the run's own bit order (`order`, see bit_permutation.h), so a run
+// whose low bits are constant does not get one table of a few huge chains.
 //
 // Plain data and caller-provided memory: no allocation, no exception, so the index AM can keep the
 // structure in a PostgreSQL memory context and call it from code that may raise PostgreSQL errors.
@@ -15,6 +17,8 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "core/bit_permutation.h"
 
 namespace simhash {
 
@@ -27,6 +31,7 @@ struct BlockBuckets {
     size_t n;                // entries linked (fingerprints[0 .. n-1])
     uint32_t *heads;         // kBucketBlocks << bucket_bits chain heads (UINT32_MAX: empty)
     uint32_t *next;          // kBucketBlocks * capacity links
+    const BitPermuter *order;  // the bit order blocks are cut from; null: the fingerprints' own
 };
 
 // Bytes of memory block_buckets_init needs for `capacity` entries and 2^bucket_bits buckets.
@@ -36,8 +41,10 @@ size_t block_buckets_bytes(int bucket_bits, size_t capacity);
 int block_buckets_bits_for(size_t entries);
 
 // Empties `b` and lays it out in `memory` (block_buckets_bytes(bucket_bits, capacity) bytes,
-// aligned for uint32_t). capacity < 2^32 - 1.
-void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t capacity);
+// aligned for uint32_t), blocks cut in bit order `order` (null: the fingerprints' own; it must
+// outlive `b`). capacity < 2^32 - 1.
+void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t capacity,
+                        const BitPermuter *order = nullptr);
 
 // Links fingerprints[b->n .. n-1] (n <= capacity; earlier ones are linked already).
 void block_buckets_link(BlockBuckets *b, const uint64_t *fingerprints, size_t n);
