@@ -11,6 +11,7 @@
 // each fingerprint's key, its bits in an order chosen per run from the entries' bit statistics
 // (simhash::choose_bit_permutation; the identity for uniform data).
 #include <algorithm>
+#include <cmath>
 #include <new>
 
 #include "am/simhash_am.h"
@@ -518,6 +519,10 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     slot->table0_pages = meta->tables[0].npages;
     slot->ntables = meta->ntables;
     slot->dirbits = meta->dirbits;
+    double block_bits[SIMHASH_MAX_TABLES];
+    simhash::block_entropy_bits(s->counts, s->order, g.len, ntables, block_bits);
+    for (int t = 0; t < SIMHASH_MAX_TABLES; ++t)
+        slot->block_bits[t] = static_cast<uint8>(t < ntables ? Max(1.0, std::floor(block_bits[t] + 0.5)) : 0);
     pfree(meta);
     pfree(w);
     pfree(dir);

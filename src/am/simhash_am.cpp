@@ -382,7 +382,9 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         const int rb = Min(radius, 64) / meta->ntables;
         for (int t = 0; t < meta->ntables; ++t) {
             const double count = simhash::hamming_ball_size(g.len[t], rb);
-            const double per_probe = n / ldexp(1.0, g.len[t]);  // entries sharing one block value
+            // Entries sharing one block value: fewer distinct values than 2^len where bits are skewed.
+            const int value_bits = meta->block_bits[t] > 0 ? Min(static_cast<int>(meta->block_bits[t]), g.len[t]) : g.len[t];
+            const double per_probe = n / ldexp(1.0, value_bits);
             const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
             probes += count;
             candidates += count * per_probe;

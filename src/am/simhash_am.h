@@ -201,6 +201,10 @@ struct SimhashRunSlot {
     uint32 table0_pages;
     uint16 ntables;
     uint16 dirbits;
+    // Bits of entropy in each table's block (sum over its key bits, from the writer's sample,
+    // at most the block's length): about log2 of the distinct block values, which the scan's
+    // estimate needs for the entries a probe finds when the data is skewed.
+    uint8 block_bits[SIMHASH_MAX_TABLES];
 };
 
 // Pages a merge replaced: a run (walked from its header) or a detached pending chain. They are

@@ -95,6 +95,17 @@ bool choose_bit_permutation(const BitCounts &counts, const int *block_lengths, i
     return !is_identity(*out);
 }
 
+void block_entropy_bits(const BitCounts &counts, const BitPermutation &p, const int *block_lengths, int nblocks,
+                        double *bits) {
+    int position = 64;
+    for (int t = 0; t < nblocks; ++t) {
+        double sum = 0;
+        for (int j = position - block_lengths[t]; j < position; ++j) sum += bit_entropy(counts.ones[p.source[j]], counts.n);
+        bits[t] = counts.n == 0 ? block_lengths[t] : std::min(sum, static_cast<double>(block_lengths[t]));
+        position -= block_lengths[t];
+    }
+}
+
 BitPermuter::BitPermuter(const BitPermutation &p) {
     uint8_t forward_move[64], inverse_move[64];
     for (int j = 0; j < 64; ++j) {

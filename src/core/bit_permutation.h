@@ -38,6 +38,11 @@ void bit_counts_add(BitCounts *counts, uint64_t fingerprint);
 bool choose_bit_permutation(const BitCounts &counts, const int *block_lengths, int nblocks, BitPermutation *out,
                             double min_block_entropy = 0.9);
 
+// Bits of entropy (from `counts`) in each block of the key layout `p` (blocks as above), at most
+// the block's length: about log2 of the distinct values the block takes.
+void block_entropy_bits(const BitCounts &counts, const BitPermutation &p, const int *block_lengths, int nblocks,
+                        double *bits);
+
 // Applies a permutation (or its inverse) with eight table lookups.
 class BitPermuter {
 public:

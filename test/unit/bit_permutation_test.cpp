@@ -60,6 +60,22 @@ TEST(BitPermutation, ConstantLowBitsAreSpreadOverTheBlocks) {
     }
 }
 
+TEST(BitPermutation, BlockEntropyCountsTheVaryingBits) {
+    const auto fps = random_fingerprints(50000, 0xFFF, 0x555);
+    simhash::BitCounts counts;
+    simhash::bit_counts_clear(&counts);
+    for (uint64_t fp : fps) simhash::bit_counts_add(&counts, fp);
+    simhash::BitPermutation identity, chosen;
+    simhash::identity_permutation(&identity);
+    ASSERT_TRUE(simhash::choose_bit_permutation(counts, kBlocks, 4, &chosen));
+    double bits[4];
+    simhash::block_entropy_bits(counts, identity, kBlocks, 4, bits);
+    EXPECT_NEAR(bits[0], 16.0, 0.01);
+    EXPECT_NEAR(bits[3], 4.0, 0.01);  // the low block: 12 constant bits
+    simhash::block_entropy_bits(counts, chosen, kBlocks, 4, bits);
+    for (double b : bits) EXPECT_NEAR(b, 13.0, 0.01);
+}
+
 TEST(BitPermutation, RoundTripAndDistancePreserved) {
     simhash::BitPermutation p;
     std::mt19937_64 rng(7);
