@@ -4,6 +4,7 @@
 #include <new>
 
 #include "am/simhash_am.h"
+#include "core/blocks.h"
 #include "guard.h"
 #include "module.h"
 
@@ -279,11 +280,10 @@ void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
     g->ntables = ntables;
     g->dirbits = dirbits;
     g->permuter = nullptr;
-    int shift = 0;
+    const simhash::BlockLayout layout = simhash::block_layout(ntables);
     for (int t = 0; t < ntables; ++t) {
-        g->len[t] = 64 / ntables + (t < 64 % ntables ? 1 : 0);
-        g->shift[t] = shift;
-        shift += g->len[t];
+        g->len[t] = layout.width[t];
+        g->shift[t] = layout.shift[t];
     }
 }
 

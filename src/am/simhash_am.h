@@ -247,9 +247,10 @@ struct SimhashOptions {
     int pending_limit;  // kB
 };
 
-// Geometry of the blocks: block i covers `len[i]` bits starting `shift[i]` bits below the MSB of
-// a fingerprint's key, the fingerprint with its bits in the run's order (`permuter`, null for the
-// identity). Every function below takes the fingerprint and applies the order itself.
+// Geometry of the blocks (the layout of core/blocks.h): block i covers `len[i]` bits starting
+// `shift[i]` bits below the MSB of a fingerprint's key, the fingerprint with its bits in the run's
+// order (`permuter`, null for the identity). Every function below takes the fingerprint and
+// applies the order itself.
 struct SimhashGeometry {
     int ntables;
     int dirbits;

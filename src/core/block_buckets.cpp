@@ -1,5 +1,6 @@
 #include "core/block_buckets.h"
 
+#include "core/blocks.h"
 #include "core/hamming.h"
 
 namespace simhash {
@@ -10,9 +11,11 @@ constexpr uint32_t kEmpty = UINT32_MAX;
 constexpr int kMinBucketBits = 8;
 constexpr int kMaxBucketBits = 16;
 
-inline uint32_t block_of_key(uint64_t key, int t) {
-    return static_cast<uint32_t>(key >> (64 - kBucketBlockBits * (t + 1))) & ((1u << kBucketBlockBits) - 1);
-}
+constexpr BlockLayout kLayout = block_layout(kBucketBlocks);
+static_assert(kLayout.width[0] == kBucketBlockBits && kLayout.width[kBucketBlocks - 1] == kBucketBlockBits,
+              "the buckets' blocks are the index's default blocks");
+
+inline uint32_t block_of_key(uint64_t key, int t) { return static_cast<uint32_t>(block_value(key, kLayout, t)); }
 inline uint64_t key_of(const BlockBuckets *b, uint64_t fp) { return b->order ? b->order->key(fp) : fp; }
 
 inline uint32_t bucket_of(uint32_t block, int bits) { return (block * 0x9E3779B1u) >> (32 - bits); }

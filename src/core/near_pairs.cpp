@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "blocks.h"
 #include "hamming.h"
 #include "minhash.h"
 
@@ -361,14 +362,15 @@ void expand(const IdFingerprint *rows, const DistinctSet &set, size_t x, size_t 
     poller.tick(static_cast<uint64_t>(xe - xb) * (ye - yb));
 }
 
+// The blocks of blocks.h, numbered from the least significant end: plan block b is layout block
+// blocks - 1 - b.
 void fill_blocks(NearPairsPlan &plan, int blocks, int key_blocks) {
     plan.blocks = blocks;
     plan.key_blocks = key_blocks;
-    int start = 0;
+    const BlockLayout layout = block_layout(blocks);
     for (int b = 0; b < blocks; ++b) {
-        plan.block_width[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
-        plan.block_start[b] = start;
-        start += plan.block_width[b];
+        plan.block_width[b] = layout.width[blocks - 1 - b];
+        plan.block_start[b] = block_low_bit(layout, blocks - 1 - b);
     }
     plan.tables = static_cast<size_t>(exact_binomial(blocks, key_blocks));
 }
@@ -874,11 +876,10 @@ int neighbourhood_lock_keys(uint64_t fingerprint, int radius, uint32_t nkeys, ui
     }
     if (radius < 0) radius = 0;
     const int m = radius + 1;
-    int n = 0, shift = 0;  // shift: bits above the current block
+    const BlockLayout layout = block_layout(m);
+    int n = 0;
     for (int i = 0; i < m; ++i) {
-        const int len = 64 / m + (i < 64 % m ? 1 : 0);
-        const uint64_t value = len == 64 ? fingerprint : (fingerprint << shift) >> (64 - len);
-        shift += len;
+        const uint64_t value = block_value(fingerprint, layout, i);
         const uint64_t h = mix64(value + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i + 1) +
                                  (static_cast<uint64_t>(m) << 56));
         keys[n++] = static_cast<uint32_t>(h % nkeys);

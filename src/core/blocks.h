@@ -1,0 +1,40 @@
+// The one block layout of the project: the 64 bits of a fingerprint cut into `count` contiguous
+// blocks, block 0 the most significant, each 64 / count bits and the first 64 % count one bit
+// longer. Two fingerprints within r bits agree exactly on at least count - r blocks (pigeonhole),
+// and on some block up to floor(r / count) bits; every user of that argument cuts the bits here:
+// the index's permuted tables (src/am, on each run's keys), the in-memory buckets of its pending
+// list and small runs, the batch join's tables (near_pairs, which numbers the same blocks from the
+// least significant end) and the neighbourhood locks of dedup on load.
+#pragma once
+
+#include <cstdint>
+
+namespace simhash {
+
+struct BlockLayout {
+    int count;      // 1..64
+    int width[64];  // bits in block i
+    int shift[64];  // bits above block i
+};
+
+constexpr BlockLayout block_layout(int count) {
+    BlockLayout layout{};
+    layout.count = count;
+    int shift = 0;
+    for (int i = 0; i < count; ++i) {
+        layout.width[i] = 64 / count + (i < 64 % count ? 1 : 0);
+        layout.shift[i] = shift;
+        shift += layout.width[i];
+    }
+    return layout;
+}
+
+// Block i of `key` (a fingerprint, or its bits in a run's order), right-aligned.
+inline uint64_t block_value(uint64_t key, const BlockLayout &layout, int i) {
+    return layout.width[i] >= 64 ? key : (key << layout.shift[i]) >> (64 - layout.width[i]);
+}
+
+// The lowest bit of block i, counting from the least significant bit.
+constexpr int block_low_bit(const BlockLayout &layout, int i) { return 64 - layout.shift[i] - layout.width[i]; }
+
+}  // namespace simhash
