@@ -23,7 +23,9 @@ Datum make_hamming_ball_datum(int64 center, int32 radius);
 
 // Fraction of uniformly random fingerprints within `radius` bits of a point: P(Binomial(64, 1/2)
 // <= radius). The planner's selectivity for a radius query.
-double hamming_ball_fraction(int32 radius);
+// With `bits` < 64: the fraction among fingerprints that vary in only that many bits (skewed
+// data; see varying_bits in planner_support.cpp).
+double hamming_ball_fraction(int32 radius, int bits = 64);
 
 // k - 1 without overflow: `d < k` is `d <= hamming_radius_below_int4(k)`.
 inline int32 hamming_radius_below_int4(int32 k) { return k == PG_INT32_MIN ? k : k - 1; }

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <cmath>
+
 #include "core/hamming.h"
 #include "guard.h"
 #include "hamming_ball.h"
@@ -27,11 +29,12 @@ Datum make_hamming_ball_datum(int64 center, int32 radius) {
     return PointerGetDatum(ball);
 }
 
-double hamming_ball_fraction(int32 radius) {
+double hamming_ball_fraction(int32 radius, int bits) {
+    bits = Max(1, Min(bits, 64));
     if (radius < 0) return 0.0;
-    if (radius >= 64) return 1.0;
-    // Rounding can carry the sum past 2^64 for radii near 64; a selectivity above 1 is an error.
-    return Min(simhash::hamming_ball_size(64, radius) / 18446744073709551616.0, 1.0);
+    if (radius >= bits) return 1.0;
+    // Rounding can carry the sum past 2^bits for radii near it; a selectivity above 1 is an error.
+    return Min(simhash::hamming_ball_size(bits, radius) / ldexp(1.0, bits), 1.0);
 }
 
 SIMHASH_FUNCTION(simhash_hamming) {

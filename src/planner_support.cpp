@@ -10,6 +10,7 @@
 // class's search clause `fp <@ hamming_ball(q, k)` (lossy = false: the index checks the full
 // distance) and SupportRequestSelectivity with the binomial estimate.
 #include "guard.h"
+#include "am/simhash_am.h"
 #include "hamming_ball.h"
 
 extern "C" {
@@ -200,15 +201,49 @@ List *index_condition(SupportRequestIndexCondition *req) {
 // For a generic plan the radius is unknown; text deduplication mostly asks for small radii.
 constexpr int32 kAssumedRadius = 3;
 
-double radius_selectivity(Node *radius) {
+double radius_selectivity(Node *radius, int bits) {
     if (radius && IsA(radius, Const)) {
         Const *k = reinterpret_cast<Const *>(radius);
         if (k->constisnull) return 0.0;
-        if (k->consttype == INT4OID) return hamming_ball_fraction(DatumGetInt32(k->constvalue));
+        if (k->consttype == INT4OID) return hamming_ball_fraction(DatumGetInt32(k->constvalue), bits);
         if (k->constlen == sizeof(HammingBall))
-            return hamming_ball_fraction(DatumGetHammingBall(k->constvalue)->radius);
+            return hamming_ball_fraction(DatumGetHammingBall(k->constvalue)->radius, bits);
     }
-    return hamming_ball_fraction(kAssumedRadius);
+    return hamming_ball_fraction(kAssumedRadius, bits);
+}
+
+// How many bits vary among the fingerprints of `column`, when a simhash index covers it: the bits
+// of entropy in the blocks of its largest run, which its writer measured (64 for uniform data).
+// Fingerprints with constant bits are closer to each other than uniform ones, so a ball holds a
+// larger share of them; without this the planner keeps an index scan at radii where most rows
+// match. 64 when the column is not a plain column with such an index.
+int varying_bits(PlannerInfo *root, Node *column) {
+    while (column && IsA(column, RelabelType)) column = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(column)->arg);
+    if (root == nullptr || column == nullptr || !IsA(column, Var)) return 64;
+    const Var *var = reinterpret_cast<const Var *>(column);
+    if (var->varlevelsup != 0 || var->varno < 1 || var->varno >= root->simple_rel_array_size ||
+        root->simple_rel_array == nullptr || root->simple_rel_array[var->varno] == nullptr)
+        return 64;
+    RelOptInfo *rel = root->simple_rel_array[var->varno];
+    ListCell *lc;
+    foreach (lc, rel->indexlist) {
+        IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
+        if (index->amcostestimate != reinterpret_cast<void (*)()>(simhash_amcostestimate) || index->ncolumns != 1 ||
+            index->indexkeys[0] != var->varattno || index->indpred != NIL)
+            continue;
+        SimhashMetaData meta;
+        Relation irel = index_open(index->indexoid, AccessShareLock);
+        simhash_read_meta(irel, &meta);
+        index_close(irel, AccessShareLock);
+        const SimhashRunSlot *largest = nullptr;
+        for (uint32 i = 0; i < meta.nruns; ++i)
+            if (largest == nullptr || meta.runs[i].nentries > largest->nentries) largest = &meta.runs[i];
+        if (largest == nullptr || largest->block_bits[0] == 0) return 64;
+        int bits = 0;
+        for (int t = 0; t < largest->ntables && t < SIMHASH_MAX_TABLES; ++t) bits += largest->block_bits[t];
+        return Max(1, Min(bits, 64));
+    }
+    return 64;
 }
 
 }  // namespace
@@ -229,7 +264,9 @@ SIMHASH_FUNCTION(hamming_within_support) {
     if (IsA(request, SupportRequestSelectivity)) {
         auto *req = reinterpret_cast<SupportRequestSelectivity *>(request);
         if (list_length(req->args) == 3) {
-            req->selectivity = radius_selectivity(static_cast<Node *>(lthird(req->args)));
+            const int bits = Min(varying_bits(req->root, static_cast<Node *>(linitial(req->args))),
+                                 varying_bits(req->root, static_cast<Node *>(lsecond(req->args))));
+            req->selectivity = radius_selectivity(static_cast<Node *>(lthird(req->args)), bits);
             PG_RETURN_POINTER(req);
         }
     }
@@ -238,12 +275,14 @@ SIMHASH_FUNCTION(hamming_within_support) {
 
 // Restriction selectivity of `fp <@ ball`: the binomial fraction for a constant ball.
 SIMHASH_FUNCTION(hamming_ball_restrict_selectivity) {
+    PlannerInfo *root = reinterpret_cast<PlannerInfo *>(PG_GETARG_POINTER(0));
     List *args = reinterpret_cast<List *>(PG_GETARG_POINTER(2));
     Node *ball = list_length(args) == 2 ? static_cast<Node *>(lsecond(args)) : nullptr;
+    const int bits = list_length(args) == 2 ? varying_bits(root, static_cast<Node *>(linitial(args))) : 64;
     if (ball && IsA(ball, Const) && !reinterpret_cast<Const *>(ball)->constisnull &&
         exprType(ball) != INT8OID)
-        PG_RETURN_FLOAT8(radius_selectivity(ball));
-    PG_RETURN_FLOAT8(hamming_ball_fraction(kAssumedRadius));
+        PG_RETURN_FLOAT8(radius_selectivity(ball, bits));
+    PG_RETURN_FLOAT8(hamming_ball_fraction(kAssumedRadius, bits));
 }
 
 SIMHASH_FUNCTION(hamming_ball_join_selectivity) { PG_RETURN_FLOAT8(hamming_ball_fraction(kAssumedRadius)); }

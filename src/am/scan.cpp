@@ -156,7 +156,7 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) 
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
         if (opaque->next != InvalidBlockNumber) {
             ahead = ReadBuffer(index, opaque->next);
-            const char *next_page = BufferGetPage(ahead);
+            Page next_page = BufferGetPage(ahead);
             __builtin_prefetch(next_page);
             __builtin_prefetch(next_page + BLCKSZ - sizeof(SimhashPageOpaque));
             for (int line = 0; line < 8; ++line) __builtin_prefetch(PageGetContents(next_page) + 64 * line);
@@ -298,7 +298,7 @@ ProbeRange probe_range(const ProbeQuery *q, int t, uint32 value) {
 Buffer pin_ahead(Relation index, const ProbeRange &range, int t) {
     if (range.empty()) return InvalidBuffer;
     Buffer buffer = ReadBuffer(index, range.begin.blkno);
-    const char *page = BufferGetPage(buffer);
+    Page page = BufferGetPage(buffer);
     __builtin_prefetch(page);
     __builtin_prefetch(page + BLCKSZ - sizeof(SimhashPageOpaque));
     __builtin_prefetch(PageGetContents(page) + range.begin.offset * (t == 0 ? sizeof(int64) : sizeof(SimhashRef)));
