@@ -15,6 +15,7 @@
 
 extern "C" {
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
@@ -225,10 +226,11 @@ int varying_bits(PlannerInfo *root, Node *column) {
         root->simple_rel_array == nullptr || root->simple_rel_array[var->varno] == nullptr)
         return 64;
     RelOptInfo *rel = root->simple_rel_array[var->varno];
+    const Oid simhash_am = get_am_oid("simhash", true);  // access method names are not schema-qualified
     ListCell *lc;
     foreach (lc, rel->indexlist) {
         IndexOptInfo *index = lfirst_node(IndexOptInfo, lc);
-        if (index->amcostestimate != reinterpret_cast<void (*)()>(simhash_amcostestimate) || index->ncolumns != 1 ||
+        if (index->relam != simhash_am || index->ncolumns != 1 ||
             index->indexkeys[0] != var->varattno || index->indpred != NIL)
             continue;
         SimhashMetaData meta;
