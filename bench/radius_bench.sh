@@ -9,10 +9,4 @@
 # CREATE EXTENSION simhash, and pg_prewarm if the tables should be prewarmed)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-psql=${PSQL:-psql}
-for rows in "${@:-1000000}"; do
-    for data in ${DATA:-uniform skewed}; do
-        "$psql" -X -q -v ON_ERROR_STOP=1 -v rows="$rows" -v data="$data" -v queries="${QUERIES:-20}" \
-            -v seq_queries="${SEQ_QUERIES:-3}" -v max_radius="${MAX_RADIUS:-24}" -f "$here/radius_bench.sql"
-    done
-done
+exec bash "$here/each_size.sh" radius_bench.sql -v max_radius="${MAX_RADIUS:-24}" -- "$@"

@@ -3,11 +3,10 @@
 -- the median execution time (EXPLAIN ANALYZE, TIMING OFF) of `count(*) WHERE hamming(fp, q) <= k`
 -- as the planner runs it and as a sequential scan, around stored fingerprints with 2 bits flipped.
 SET client_min_messages = warning;
+\ir bench_data.sql
 DROP TABLE IF EXISTS radius_docs, radius_ms;
 CREATE TABLE radius_docs (id bigint, fp bigint);
-INSERT INTO radius_docs
-SELECT g, CASE :'data' WHEN 'skewed' THEN hashint8extended(g, 21) & ~4095::bigint ELSE hashint8extended(g, 21) END
-FROM generate_series(1, :rows) g;
+INSERT INTO radius_docs SELECT g, pg_temp.bench_fingerprint(g, 21, :'data') FROM generate_series(1, :rows) g;
 CREATE INDEX radius_docs_fp ON radius_docs USING simhash (fp);
 VACUUM ANALYZE radius_docs;
 SELECT pg_prewarm('radius_docs') IS NOT NULL AND pg_prewarm('radius_docs_fp') IS NOT NULL AS prewarmed

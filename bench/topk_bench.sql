@@ -4,14 +4,13 @@
 -- for planted queries (the center of one of 1,000 clusters of 20 near-duplicates, one bit
 -- flipped) and random queries (the nearest rows are ~13-16 bits away at 1M-10M rows).
 SET client_min_messages = warning;
+\ir bench_data.sql
 DROP TABLE IF EXISTS topk_docs, topk_ms;
 CREATE TABLE topk_docs (id bigint, fp bigint);
-INSERT INTO topk_docs
-SELECT g, CASE :'data' WHEN 'skewed' THEN hashint8extended(g, 21) & ~4095::bigint ELSE hashint8extended(g, 21) END
-FROM generate_series(1, :rows) g;
+INSERT INTO topk_docs SELECT g, pg_temp.bench_fingerprint(g, 21, :'data') FROM generate_series(1, :rows) g;
 -- 1,000 planted clusters: 20 near-duplicates 1-6 bits from a center
 INSERT INTO topk_docs
-SELECT -(c * 100 + i), (CASE :'data' WHEN 'skewed' THEN hashint8extended(c, 23) & ~4095::bigint ELSE hashint8extended(c, 23) END)
+SELECT -(c * 100 + i), pg_temp.bench_fingerprint(c, 23, :'data')
        # (1::bigint << ((c + i) % 64)) # (CASE WHEN i > 5 THEN 1::bigint << ((c + 3 * i) % 64) ELSE 0 END)
        # (CASE WHEN i > 10 THEN 7::bigint << ((c + 5 * i) % 61) ELSE 0 END)
 FROM generate_series(1, 1000) c, generate_series(1, 20) i;
@@ -21,7 +20,7 @@ SELECT pg_prewarm('topk_docs') IS NOT NULL AND pg_prewarm('topk_docs_fp') IS NOT
 WHERE EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_prewarm');
 CREATE TABLE topk_ms (query text, how text, plan text, ms float8, nearest int);
 
-CREATE OR REPLACE PROCEDURE pg_temp.topk_run(query text, how text, n int, k int, data_skewed boolean) LANGUAGE plpgsql AS $$
+CREATE OR REPLACE PROCEDURE pg_temp.topk_run(query text, how text, n int, k int, data text) LANGUAGE plpgsql AS $$
 DECLARE q bigint; plan text; line text; result json; nearest int;
 BEGIN
     IF how = 'seq scan + sort' THEN
@@ -29,8 +28,7 @@ BEGIN
     END IF;
     FOR i IN 1 .. n LOOP
         IF query = 'planted' THEN  -- a cluster's center with one bit flipped
-            q := (CASE WHEN data_skewed THEN hashint8extended(i, 23) & ~4095::bigint ELSE hashint8extended(i, 23) END)
-                 # (1::bigint << ((i * 7) % 64));
+            q := pg_temp.bench_fingerprint(i, 23, data) # (1::bigint << ((i * 7) % 64));
         ELSE
             q := hashint8extended(i, 777);
         END IF;
@@ -47,7 +45,7 @@ BEGIN
 END $$;
 
 SELECT format('CALL pg_temp.topk_run(%L, %L, %s, %s, %L); CALL pg_temp.topk_run(%L, %L, %s, %s, %L);',
-              query, 'planner', :queries, :k, :'data' = 'skewed', query, 'seq scan + sort', :seq_queries, :k, :'data' = 'skewed')
+              query, 'planner', :queries, :k, :'data', query, 'seq scan + sort', :seq_queries, :k, :'data')
 FROM unnest(ARRAY['planted', 'random']) query \gexec
 
 SELECT :'data' AS data, :rows AS rows, :k AS k, p.query, p.plan AS planner_choice,

@@ -38,11 +38,16 @@ bool is_call_of(Node *node, Oid funcid) {
     return node && IsA(node, FuncExpr) && reinterpret_cast<FuncExpr *>(node)->funcid == funcid;
 }
 
+Node *strip_relabel(Node *node) {
+    while (node && IsA(node, RelabelType)) node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
+    return node;
+}
+
 // The two fingerprints of a distance: hamming(a, b) (SQL, inlined by the planner before the
 // comparison is simplified, so normally seen as (a <~> b)::hamming_distance, the cast a
 // relabelling), or a call of <~>'s hamming_dist.
 List *distance_arguments(Node *node, Oid hamming, Oid hamming_dist) {
-    while (node && IsA(node, RelabelType)) node = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(node)->arg);
+    node = strip_relabel(node);
     if (node && IsA(node, CoerceToDomain)) node = reinterpret_cast<Node *>(reinterpret_cast<CoerceToDomain *>(node)->arg);
     if (node == nullptr) return NIL;
     if (IsA(node, OpExpr)) {
@@ -219,7 +224,7 @@ double radius_selectivity(Node *radius, int bits) {
 // larger share of them; without this the planner keeps an index scan at radii where most rows
 // match. 64 when the column is not a plain column with such an index.
 int varying_bits(PlannerInfo *root, Node *column) {
-    while (column && IsA(column, RelabelType)) column = reinterpret_cast<Node *>(reinterpret_cast<RelabelType *>(column)->arg);
+    column = strip_relabel(column);
     if (root == nullptr || column == nullptr || !IsA(column, Var)) return 64;
     const Var *var = reinterpret_cast<const Var *>(column);
     if (var->varlevelsup != 0 || var->varno < 1 || var->varno >= root->simple_rel_array_size ||

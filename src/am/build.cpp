@@ -12,7 +12,6 @@
 // (simhash::choose_bit_permutation; the identity for uniform data).
 #include <algorithm>
 #include <cmath>
-#include <new>
 
 #include "am/simhash_am.h"
 
@@ -216,8 +215,8 @@ void sorter_choose_order(SimhashSorter *s) {
     if (s->order_chosen) return;
     SimhashGeometry g;
     simhash_geometry(s->ntables, 1, &g);
-    if (simhash::choose_bit_permutation(s->counts, g.len, s->ntables, &s->order))
-        s->permuter = new (palloc(sizeof(simhash::BitPermuter))) simhash::BitPermuter(s->order);  // trivially destructible
+    simhash::choose_bit_permutation(s->counts, g.len, s->ntables, &s->order);
+    s->permuter = simhash_new_permuter(s->order);
     s->order_chosen = true;
 }
 
@@ -408,7 +407,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &g);
     sorter_choose_order(s);
     g.permuter = s->permuter;
-    memcpy(meta->key_bits, s->order.source, sizeof(meta->key_bits));
+    meta->key_order = s->order;
     meta->dirbits = static_cast<uint16>(g.dirbits);
     const Size nprefixes = Size{1} << g.dirbits;
     const bool spilled = simhash_sorter_spilled(s);

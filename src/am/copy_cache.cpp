@@ -198,7 +198,7 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
         reset(c, first, page_flags);
         if (run != nullptr) {  // the buckets cut the blocks as the run's tables do
             MemoryContext old = MemoryContextSwitchTo(c->context);
-            c->order = simhash_run_permuter(run);
+            c->order = simhash_new_permuter(run->key_order);
             MemoryContextSwitchTo(old);
         }
         if (fixed_size) reserve(c, nentries);

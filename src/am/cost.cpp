@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "am/simhash_am.h"
-#include "core/hamming.h"
 #include "hamming_ball.h"
 
 extern "C" {
@@ -49,10 +48,6 @@ int qual_radius(IndexPath *path) {
     }
     return radius == INT_MAX ? kAssumedRadius : radius;
 }
-
-}  // namespace
-
-namespace {
 
 struct SearchCost {
     double pages;
@@ -128,9 +123,7 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
         total = io_per_loop(c) + c.cpu;
         if (path->indexorderbys != NIL) startup = total;  // rows come sorted once the search is done
     } else {
-        double entries = static_cast<double>(meta.npending + meta.nmerge);
-        for (uint32 i = 0; i < meta.nruns; ++i)
-            entries += static_cast<double>(meta.runs[i].nentries - meta.runs[i].ndead);
+        const double entries = static_cast<double>(simhash_run_entries(&meta) + meta.npending + meta.nmerge);
         const double wanted = root->limit_tuples > 0 ? root->limit_tuples : 1.0;
         bool started = false;
         for (int ring = -1; ring < 64;) {
@@ -140,7 +133,7 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
             if (!started) {
                 pages = Max(pages, c.pages);
                 startup = total;
-                started = entries * simhash::hamming_ball_size(64, ring) / 18446744073709551616.0 >= wanted;
+                started = entries * hamming_ball_fraction(ring) >= wanted;
             }
         }
     }

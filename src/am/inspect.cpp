@@ -108,8 +108,6 @@ SIMHASH_FUNCTION(simhash_index_runs) {
         // Runs are immutable and recycled only after every snapshot that saw the metapage: the
         // header read after the metapage's lock was released is still this run's.
         simhash_read_run(index, run->header, run, header);
-        simhash::BitPermutation order;
-        memcpy(order.source, header->key_bits, sizeof(order.source));
         Datum values[9];
         bool nulls[9] = {false};
         values[0] = Int32GetDatum(static_cast<int32>(i + 1));
@@ -120,7 +118,7 @@ SIMHASH_FUNCTION(simhash_index_runs) {
         values[5] = Int32GetDatum(run->ntables);
         values[6] = Int32GetDatum(run->dirbits);
         values[7] = Int64GetDatum(static_cast<int64>(run->header));
-        values[8] = BoolGetDatum(!simhash::is_identity(order));
+        values[8] = BoolGetDatum(!simhash::is_identity(header->key_order));
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     pfree(header);

@@ -43,6 +43,7 @@ void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
     simhash_read_run(index, slot->header, slot, run);  // checks the directory page counts too
     const Size nprefixes = Size{1} << run->dirbits;
     SimhashDirSlot *dirs = static_cast<SimhashDirSlot *>(palloc(run->ntables * nprefixes * sizeof(SimhashDirSlot)));
+    e->cached.permuter = simhash_new_permuter(run->key_order);
     MemoryContextSwitchTo(old);
     for (int t = 0; t < run->ntables; ++t) {
         const SimhashTable *table = &run->tables[t];
@@ -59,9 +60,6 @@ void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
         }
         e->cached.dir[t] = dir;
     }
-    old = MemoryContextSwitchTo(cache_context);
-    e->cached.permuter = simhash_run_permuter(run);
-    MemoryContextSwitchTo(old);
     e->cached.run = run;
     e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(SimhashDirSlot) +
                (e->cached.permuter ? sizeof(simhash::BitPermuter) : 0);

@@ -20,6 +20,7 @@
 #include <algorithm>
 
 #include "am/simhash_am.h"
+#include "core/blocks.h"
 #include "hamming_ball.h"
 
 extern "C" {
@@ -140,10 +141,20 @@ inline bool matches(const ProbeQuery *q, int64 fp) {
     return true;
 }
 
-// Every entry of a chain (pending list, list being merged, or a run's table 0), verified in full.
-// The next page is pinned and its first cache lines requested before this one is read, so its
-// memory arrives while this page's fingerprints are compared (the chain's pages lie anywhere in
-// shared buffers, and each first touch would otherwise stall the loop).
+// Pins page `blkno` and asks for its header, its special space and `lines` cache lines from byte
+// `offset` of its contents, so that they arrive while the caller works on the page before it
+// (index pages lie anywhere in shared buffers, and each first touch would otherwise stall).
+Buffer read_ahead(Relation index, BlockNumber blkno, Size offset, int lines) {
+    Buffer buffer = ReadBuffer(index, blkno);
+    Page page = BufferGetPage(buffer);
+    __builtin_prefetch(page);
+    __builtin_prefetch(page + BLCKSZ - sizeof(SimhashPageOpaque));
+    for (int line = 0; line < lines; ++line) __builtin_prefetch(PageGetContents(page) + offset + 64 * line);
+    return buffer;
+}
+
+// Every entry of a chain (pending list, list being merged, or a run's table 0), verified in full;
+// the next page is read ahead while this one's fingerprints are compared.
 void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) {
     Buffer ahead = InvalidBuffer;
     while (blkno != InvalidBlockNumber) {
@@ -154,13 +165,7 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) 
         Page page = BufferGetPage(buffer);
         simhash_check_page(index, page, blkno, flags);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        if (opaque->next != InvalidBlockNumber) {
-            ahead = ReadBuffer(index, opaque->next);
-            Page next_page = BufferGetPage(ahead);
-            __builtin_prefetch(next_page);
-            __builtin_prefetch(next_page + BLCKSZ - sizeof(SimhashPageOpaque));
-            for (int line = 0; line < 8; ++line) __builtin_prefetch(PageGetContents(next_page) + 64 * line);
-        }
+        if (opaque->next != InvalidBlockNumber) ahead = read_ahead(index, opaque->next, 0, 8);
         const int64 *fps = SimhashPageGetFps(page);
         const int n = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
         if (q->nkeys == 1) {  // the common case: one POPCNT per fingerprint, contiguous
@@ -212,12 +217,6 @@ void scan_list(Relation index, ProbeQuery *q, uint64 index_id, uint32 epoch, Blo
         scan_chain(index, q, head, SIMHASH_PENDING);
 }
 
-// Writes every `len`-bit value within `budget` bit flips of `value` (flipping bits >= `from`).
-void enumerate(uint32 value, int from, int budget, int len, uint32 *out, Size *n) {
-    out[(*n)++] = value;
-    if (budget == 0) return;
-    for (int bit = from; bit < len; ++bit) enumerate(value ^ (uint32{1} << bit), bit + 1, budget - 1, len, out, n);
-}
 
 // The full entry at position `pos` of table 0, through the map pages.
 void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
@@ -272,9 +271,6 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashRef &ref, int b
     consider(index, q, t, entry);
 }
 
-// The entries of table t whose block equals `value`: they lie between the directory's slot for
-// the value's prefix and the next prefix's slot (an empty range costs no page), sorted by the
-// block's bits below the prefix, which table 0 has in its fingerprints and refs in their keys.
 // Where the entries of a probed prefix lie: from (blkno, offset) up to the next prefix's slot.
 struct ProbeRange {
     SimhashDirSlot begin;
@@ -293,18 +289,16 @@ ProbeRange probe_range(const ProbeQuery *q, int t, uint32 value) {
     return range;
 }
 
-// Pins the first page of a probe that comes next and asks for the cache lines it will read, so
-// that they arrive while the current probe runs; InvalidBuffer for an empty range.
+// The first page of the probe that comes next, read ahead while the current probe runs;
+// InvalidBuffer for an empty range.
 Buffer pin_ahead(Relation index, const ProbeRange &range, int t) {
     if (range.empty()) return InvalidBuffer;
-    Buffer buffer = ReadBuffer(index, range.begin.blkno);
-    Page page = BufferGetPage(buffer);
-    __builtin_prefetch(page);
-    __builtin_prefetch(page + BLCKSZ - sizeof(SimhashPageOpaque));
-    __builtin_prefetch(PageGetContents(page) + range.begin.offset * (t == 0 ? sizeof(int64) : sizeof(SimhashRef)));
-    return buffer;
+    return read_ahead(index, range.begin.blkno, range.begin.offset * (t == 0 ? sizeof(int64) : sizeof(SimhashRef)), 1);
 }
 
+// The entries of table t whose block equals `value`: they lie in `range`, between the directory's
+// slot for the value's prefix and the next prefix's slot (an empty range costs no page), sorted by
+// the block's bits below the prefix, which table 0 has in its fingerprints and refs in their keys.
 // `pinned`: the range's first page, pinned by pin_ahead (or InvalidBuffer: read it here).
 void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange &range, Buffer pinned) {
     const SimhashGeometry *g = &q->g;
@@ -360,7 +354,8 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
     uint32 *values = static_cast<uint32 *>(palloc(total_probes * sizeof(uint32)));
     for (int t = 0; t < q->g.ntables; ++t) {
         Size n = 0;
-        enumerate(q->qblock[t], 0, Min(q->rb, q->g.len[t]), q->g.len[t], values, &n);
+        simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb, q->g.len[t]),
+                                       [&](uint32 value) { values[n++] = value; });
         std::sort(values, values + n);
         ProbeRange range = n > 0 ? probe_range(q, t, values[0]) : ProbeRange{};
         Buffer pinned = n > 0 ? pin_ahead(index, range, t) : InvalidBuffer;

@@ -232,9 +232,7 @@ bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *s
     if (run->ntables < SIMHASH_MIN_TABLES || run->ntables > SIMHASH_MAX_TABLES || run->dirbits < 1 ||
         run->dirbits > 64 / run->ntables || run->nmappages > SIMHASH_MAX_MAP_PAGES || run->nentries == 0)
         return false;
-    simhash::BitPermutation permutation;
-    memcpy(permutation.source, run->key_bits, sizeof(permutation.source));
-    if (!simhash::is_valid_permutation(permutation)) return false;
+    if (!simhash::is_valid_permutation(run->key_order)) return false;
     const uint32 ndirpages = ((1u << run->dirbits) + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE;
     for (int t = 0; t < run->ntables; ++t)
         if (run->tables[t].ndirpages != ndirpages) return false;
@@ -287,11 +285,9 @@ void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
     }
 }
 
-const simhash::BitPermuter *simhash_run_permuter(const SimhashRunData *run) {
-    simhash::BitPermutation permutation;
-    memcpy(permutation.source, run->key_bits, sizeof(permutation.source));
-    if (simhash::is_identity(permutation)) return nullptr;
-    return new (palloc(sizeof(simhash::BitPermuter))) simhash::BitPermuter(permutation);  // trivially destructible
+const simhash::BitPermuter *simhash_new_permuter(const simhash::BitPermutation &order) {
+    if (simhash::is_identity(order)) return nullptr;
+    return new (palloc(sizeof(simhash::BitPermuter))) simhash::BitPermuter(order);  // trivially destructible
 }
 
 // About log2(N) prefix bits (Manku), at most the shortest block and 16 (the directory's size).

@@ -181,10 +181,10 @@ struct SimhashRunData {
     uint16 ntables;
     uint16 dirbits;
     uint32 nmappages;
-    // The bit order of the run's keys (simhash::BitPermutation: key bit j is fingerprint bit
-    // key_bits[j]): the writer chose it from the entries' bit statistics so that low-entropy bits
-    // spread over the blocks; the identity for uniform data. Tables are sorted and cut by key.
-    uint8 key_bits[64];
+    // The bit order of the run's keys (key bit j is fingerprint bit key_order.source[j]): the
+    // writer chose it from the entries' bit statistics so that low-entropy bits spread over the
+    // blocks; the identity for uniform data. Tables are sorted and cut by key. 64 bytes on disk.
+    simhash::BitPermutation key_order;
     SimhashTable tables[SIMHASH_MAX_TABLES];
     BlockNumber map[SIMHASH_MAX_MAP_PAGES];
 };
@@ -318,10 +318,10 @@ uint64 simhash_run_pages(const SimhashMetaData *meta);
 // Pages the metapage accounts for: itself, the runs, both pending lists and the retired sets.
 uint64 simhash_pages_in_use(const SimhashMetaData *meta);
 // The identity bit order; a run's own order comes with its cached header (simhash_cached_run) or
-// from simhash_run_permuter.
+// from simhash_new_permuter(run->key_order).
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
-// A permuter for a run's key_bits, allocated in the current memory context; null for the identity.
-const simhash::BitPermuter *simhash_run_permuter(const SimhashRunData *run);
+// A permuter for `order`, allocated in the current memory context; null for the identity.
+const simhash::BitPermuter *simhash_new_permuter(const simhash::BitPermutation &order);
 int simhash_choose_dirbits(int ntables, uint64 nentries);
 Buffer simhash_new_buffer(Relation index, bool use_fsm);
 // The flags of page `blkno` (0 for a new, never initialized page), read under a share lock.

@@ -213,7 +213,7 @@ void check_run(CheckState *s, const SimhashRunSlot *slot, int number) {
         corrupted(s->index, psprintf("run %d (header block %u) does not match its metapage slot", number, slot->header));
     SimhashGeometry g;
     simhash_geometry(run->ntables, run->dirbits, &g);
-    g.permuter = simhash_run_permuter(run);  // (the header's order was checked above)
+    g.permuter = simhash_new_permuter(run->key_order);  // (the header's order was checked above)
     SimhashEntryArray table0 = {};
     check_table(s, run, &g, 0, &table0);  // position order, as the refs need
     for (int t = 1; t < run->ntables; ++t) check_table(s, run, &g, t, &table0);

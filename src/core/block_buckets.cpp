@@ -51,12 +51,6 @@ void walk(Probe *p, int t, uint32_t value) {
     }
 }
 
-// Every value within `budget` flips of `value` (flipping bits >= `from`).
-void enumerate(Probe *p, int t, uint32_t value, int from, int budget) {
-    walk(p, t, value);
-    if (budget == 0) return;
-    for (int bit = from; bit < kBucketBlockBits; ++bit) enumerate(p, t, value ^ (1u << bit), bit + 1, budget - 1);
-}
 
 }  // namespace
 
@@ -116,7 +110,8 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
     Probe p{b, fingerprints, query, radius, block_radius, {}, visit, context, 0};
     const uint64_t query_key = key_of(b, query);
     for (int t = 0; t < kBucketBlocks; ++t) p.query_block[t] = block_of_key(query_key, t);
-    for (int t = 0; t < kBucketBlocks; ++t) enumerate(&p, t, p.query_block[t], 0, block_radius);
+    for (int t = 0; t < kBucketBlocks; ++t)
+        for_each_value_within(p.query_block[t], kBucketBlockBits, block_radius, [&](uint32_t value) { walk(&p, t, value); });
     return p.visited;
 }
 

@@ -37,4 +37,13 @@ inline uint64_t block_value(uint64_t key, const BlockLayout &layout, int i) {
 // The lowest bit of block i, counting from the least significant bit.
 constexpr int block_low_bit(const BlockLayout &layout, int i) { return 64 - layout.shift[i] - layout.width[i]; }
 
+// Calls visit(v) once for every `len`-bit value v within `budget` bit flips of `value` (flipping
+// only bits >= `from`): the block values a pigeonhole probe of radius `budget` looks up.
+template <typename Visit>
+void for_each_value_within(uint32_t value, int len, int budget, Visit &&visit, int from = 0) {
+    visit(value);
+    if (budget <= 0) return;
+    for (int bit = from; bit < len; ++bit) for_each_value_within(value ^ (uint32_t{1} << bit), len, budget - 1, visit, bit + 1);
+}
+
 }  // namespace simhash
