@@ -1,6 +1,6 @@
 # simhash: PGXS build of the extension (C++17, C linkage), plus the core unit tests and benchmarks.
 EXTENSION = simhash
-EXTVERSION = 0.2.0
+EXTVERSION = 0.3.0
 MODULE_big = simhash
 # Every release's install script and every upgrade script (simhash--A--B.sql).
 DATA = $(sort $(wildcard simhash--*.sql))

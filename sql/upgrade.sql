@@ -69,5 +69,20 @@ UNION ALL
 (SELECT 'only when fresh', * FROM snapshot.fresh EXCEPT SELECT 'only when fresh', * FROM snapshot.updated)
 ORDER BY 3, 1;
 
+-- From 0.2.0: simhash(text) changed its votes, so the update says what to recompute and names
+-- every index and generated column built on simhash(text, ...); the old fingerprints stay
+-- reachable with explicit options.
+DROP EXTENSION simhash;
+CREATE EXTENSION simhash VERSION '0.2.0';
+CREATE TABLE pages (body text, fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+CREATE INDEX pages_fp_expression ON pages (simhash(body, 'char', 4));
+INSERT INTO pages VALUES ('the cat sat on the mat');
+SET client_min_messages = notice;
+\set VERBOSITY default
+ALTER EXTENSION simhash UPDATE TO '0.3.0';
+\set VERBOSITY terse
+SET client_min_messages = warning;
+SELECT fp = simhash(body, 'word', 3, 'count') AS stored_is_old, fp = simhash(body) AS stored_is_new FROM pages;
+
 \c contrib_regression
 DROP DATABASE simhash_upgrade;

@@ -12,6 +12,7 @@
 
 #include "core/feature_hash.h"
 #include "core/minhash.h"
+#include "core/shingle_counts.h"
 #include "core/simhash.h"
 #include "guard.h"
 
@@ -166,6 +167,9 @@ uint64_t *tsvector_hashes(TSVector vector, double *weights) {
 
 }  // namespace
 
+// simhash(doc, unit, size) of extension version 0.2.0 and older: every occurrence votes. Kept
+// under its symbol so that a database whose extension has not been updated yet keeps computing
+// the fingerprints it stored.
 SIMHASH_FUNCTION(simhash_text) {
     text *doc = PG_GETARG_TEXT_PP(0);
     simhash::ShingleOptions options = shingle_options(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
@@ -173,6 +177,66 @@ SIMHASH_FUNCTION(simhash_text) {
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
     PG_RETURN_INT64(static_cast<int64>(simhash::simhash_text(bytes.data, bytes.len, options, &poll)));
 }
+
+namespace {
+
+const char *const kTooManyShinglesHint =
+    "Fingerprint documents this large with weighting => 'count', which streams, or split them.";
+
+// Runs a core computation that counts a document's distinct shingles, reporting the cap on them
+// as program_limit_exceeded with a hint.
+template <typename F>
+auto with_shingle_limit(F &&compute) -> decltype(compute()) {
+    try {
+        return compute();
+    } catch (const simhash::TooManyShingles &e) {
+        throw simhash_pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, e.what(), kTooManyShinglesHint);
+    }
+}
+
+}  // namespace
+
+// simhash(doc, unit, size [, weighting]): the weighting argument, or 'set' when it is omitted.
+SIMHASH_FUNCTION(simhash_text_weighted) {
+    text *doc = PG_GETARG_TEXT_PP(0);
+    simhash::ShingleOptions options = shingle_options(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
+    simhash::ShingleWeighting weighting = simhash::ShingleWeighting::kSet;
+    if (PG_NARGS() > 3) {
+        text *name = PG_GETARG_TEXT_PP(3);
+        weighting = simhash::parse_shingle_weighting(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+    }
+    Utf8Bytes bytes = utf8_text(doc);
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    const uint64_t fp = with_shingle_limit(
+        [&] { return simhash::simhash_text(bytes.data, bytes.len, options, weighting, &poll); });
+    PG_RETURN_INT64(static_cast<int64>(fp));
+}
+
+namespace {
+
+// Pure C++: how the distinct shingles of two documents overlap.
+simhash::SetOverlap shingle_overlap(Utf8Bytes a, Utf8Bytes b, const simhash::ShingleOptions &options,
+                                    simhash::StopPoll *poll) {
+    return with_shingle_limit([&] {
+        const std::vector<uint64_t> set_a = simhash::count_shingles(a.data, a.len, options, poll).sorted_hashes();
+        const std::vector<uint64_t> set_b = simhash::count_shingles(b.data, b.len, options, poll).sorted_hashes();
+        return simhash::set_overlap(set_a, set_b);
+    });
+}
+
+simhash::SetOverlap shingle_overlap_arguments(FunctionCallInfo fcinfo) {
+    simhash::ShingleOptions options = shingle_options(PG_GETARG_TEXT_PP(2), PG_GETARG_INT32(3));
+    Utf8Bytes a = utf8_text(PG_GETARG_TEXT_PP(0));
+    Utf8Bytes b = utf8_text(PG_GETARG_TEXT_PP(1));
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    return shingle_overlap(a, b, options, &poll);
+}
+
+}  // namespace
+
+SIMHASH_FUNCTION(shingle_jaccard) { PG_RETURN_FLOAT8(shingle_overlap_arguments(fcinfo).jaccard()); }
+
+SIMHASH_FUNCTION(shingle_containment) { PG_RETURN_FLOAT8(shingle_overlap_arguments(fcinfo).containment()); }
 
 // simhash_shingles() builds its text[] in place: a measuring pass adds up the bytes of the
 // array's elements, the array is allocated once, and a second pass writes the elements into it,

@@ -2,7 +2,11 @@
 
 #include <cmath>
 
+#include <cstring>
+#include <string>
+
 #include "feature_hash.h"
+#include "shingle_counts.h"
 
 namespace simhash {
 
@@ -65,6 +69,49 @@ uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &option
     SimhashVote vote;
     for_each_shingle(
         text, len, options, [&](const char *data, size_t n) { vote.add(feature_hash(data, n)); }, poll);
+    return vote.fingerprint();
+}
+
+ShingleWeighting parse_shingle_weighting(const char *name, size_t len) {
+    if (len == 5 && std::memcmp(name, "count", 5) == 0) return ShingleWeighting::kCount;
+    if (len == 3 && std::memcmp(name, "set", 3) == 0) return ShingleWeighting::kSet;
+    if (len == 3 && std::memcmp(name, "log", 3) == 0) return ShingleWeighting::kLog;
+    throw InvalidArgument("shingle weighting \"" + std::string(name, len) +
+                          "\" is not recognized: use 'set' (each distinct shingle votes once), "
+                          "'log' (1 + ln of its count) or 'count' (every occurrence votes)");
+}
+
+uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options,
+                      ShingleWeighting weighting, StopPoll *poll) {
+    if (weighting == ShingleWeighting::kCount) return simhash_text(text, len, options, poll);
+    if (weighting == ShingleWeighting::kSet) {
+        // Each shingle votes when it is first seen: one pass, no walk over the table afterwards.
+        // Hashes are looked up in batches, prefetched first (the votes' sum does not depend on
+        // the order).
+        ShingleCounts seen(expected_distinct_shingles(len, options));
+        SimhashVote vote;
+        constexpr int kBatch = 16;
+        uint64_t batch[kBatch];
+        int pending = 0;
+        auto flush = [&] {
+            for (int i = 0; i < pending; ++i) seen.prefetch(batch[i]);
+            for (int i = 0; i < pending; ++i)
+                if (seen.add(batch[i])) vote.add(batch[i]);
+            pending = 0;
+        };
+        for_each_shingle(
+            text, len, options,
+            [&](const char *data, size_t n) {
+                batch[pending++] = feature_hash(data, n);
+                if (pending == kBatch) flush();
+            },
+            poll);
+        flush();
+        return vote.fingerprint();
+    }
+    const ShingleCounts counts = count_shingles(text, len, options, poll);
+    WeightedSimhashVote vote;
+    counts.for_each([&](uint64_t hash, uint32_t n) { vote.add(hash, 1.0 + std::log(static_cast<double>(n))); });
     return vote.fingerprint();
 }
 

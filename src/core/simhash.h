@@ -57,10 +57,25 @@ private:
     double votes_[64] = {};
 };
 
-// SimHash of a text's shingles (see shingles.h for the exact features). No shingles: 0.
-// With a poll, throws Stopped when it asks to stop.
+// How much each shingle of a text votes:
+//   count: once per occurrence (a shingle repeated n times votes n times);
+//   set:   once per distinct shingle (textbook SimHash over the set of shingles);
+//   log:   1 + ln(n) for a shingle that occurs n times (sublinear term frequency).
+// set and log count the distinct shingles in memory (shingle_counts.h), so a text with more than
+// kMaxDistinctShingles distinct shingles throws TooManyShingles.
+enum class ShingleWeighting { kCount, kSet, kLog };
+
+// Parses "count" / "set" / "log"; throws InvalidArgument otherwise.
+ShingleWeighting parse_shingle_weighting(const char *name, size_t len);
+
+// SimHash of a text's shingles (see shingles.h for the exact features), each voting once per
+// occurrence. No shingles: 0. With a poll, throws Stopped when it asks to stop.
 uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options = {},
                       StopPoll *poll = nullptr);
+
+// The same with the votes of the given weighting.
+uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &options,
+                      ShingleWeighting weighting, StopPoll *poll = nullptr);
 
 }  // namespace simhash
 

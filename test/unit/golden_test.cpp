@@ -54,6 +54,23 @@ const SimhashGolden kSimhashGolden[] = {
     {kShort, {0x9555E8555C62DCFDull, 0x9555E8555C62DCFDull, 0x9555E8555C62DCFDull, 0x800E09C819820081ull}},
 };
 
+// Weighted votes (0.3.0; simhash(text) in SQL is word 2-shingles with set votes).
+const char *const kRepeats = "to be or not to be that is the question to be or not";
+
+struct WeightedGolden {
+    const char *text;
+    uint64_t word2_set, word2_log, char4_set;
+};
+
+const WeightedGolden kWeightedGolden[] = {
+    {kEnglish, 0x12BF80024A210544ull, 0x12BF80024A210544ull, 0x89F2A50454209714ull},
+    {kChinese, 0x0D7207E8D0929104ull, 0x0D7207E8D0929104ull, 0x170F8D77086B5DF7ull},
+    {kMixed, 0x2212DDF062D2507Cull, 0x2212DDF062D2507Cull, 0x20F9742A265FE302ull},
+    {kEmpty, 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull},
+    {kShort, 0x9555E8555C62DCFDull, 0x9555E8555C62DCFDull, 0xC0862568446F0001ull},
+    {kRepeats, 0xE0034EDE5D3C21EFull, 0x62634AD64C3D28C7ull, 0x1085A4003E02EA67ull},
+};
+
 struct MinhashGolden {
     const char *text;
     uint64_t seed;
@@ -88,6 +105,20 @@ TEST(Golden, SimhashText) {
                 << "text \"" << g.text << "\", options #" << o << std::hex << std::uppercase
                 << ": got 0x" << simhash::simhash_text(g.text, std::strlen(g.text), kOptions[o]);
         }
+    }
+}
+
+TEST(Golden, SimhashTextWeighted) {
+    const ShingleOptions word2{ShingleUnit::kWord, 2}, char4{ShingleUnit::kChar, 4};
+    using simhash::ShingleWeighting;
+    for (const auto &g : kWeightedGolden) {
+        const size_t len = std::strlen(g.text);
+        EXPECT_EQ(simhash::simhash_text(g.text, len, word2, ShingleWeighting::kSet), g.word2_set) << g.text;
+        EXPECT_EQ(simhash::simhash_text(g.text, len, word2, ShingleWeighting::kLog), g.word2_log) << g.text;
+        EXPECT_EQ(simhash::simhash_text(g.text, len, char4, ShingleWeighting::kSet), g.char4_set) << g.text;
+        // 'count' is the streaming SimHash of every occurrence, the golden values above.
+        EXPECT_EQ(simhash::simhash_text(g.text, len, {}, ShingleWeighting::kCount),
+                  simhash::simhash_text(g.text, len, {}));
     }
 }
 

@@ -1,0 +1,134 @@
+#include "shingle_counts.h"
+
+#include <algorithm>
+#include <string>
+
+#include "feature_hash.h"
+
+namespace simhash {
+
+namespace {
+
+constexpr size_t kMinSlots = 64;
+
+// The arrays of the last table given back on this thread (empty when none).
+struct CachedTable {
+    std::vector<uint64_t> keys;
+    std::vector<uint32_t> counts;
+};
+thread_local CachedTable cached_table;
+
+size_t slots_for(size_t distinct) {
+    size_t slots = kMinSlots;
+    while (slots < 2 * distinct && slots < kCachedSlots) slots *= 2;
+    return slots;
+}
+
+}  // namespace
+
+size_t expected_distinct_shingles(size_t len, const ShingleOptions &options) {
+    return options.unit == ShingleUnit::kChar ? len : len / 4 + 1;
+}
+
+ShingleCounts::ShingleCounts(size_t expected_distinct, size_t max_distinct) : max_distinct_(max_distinct) {
+    allocate(slots_for(expected_distinct < max_distinct ? expected_distinct : max_distinct));
+}
+
+ShingleCounts::ShingleCounts(ShingleCounts &&other) noexcept
+    : max_distinct_(other.max_distinct_),
+      distinct_(other.distinct_),
+      mask_(other.mask_),
+      zero_count_(other.zero_count_),
+      keys_(std::move(other.keys_)),
+      counts_(std::move(other.counts_)) {
+    other.distinct_ = 0;
+    other.zero_count_ = 0;
+}
+
+ShingleCounts::~ShingleCounts() {
+    if (keys_.size() <= kCachedSlots && keys_.size() > cached_table.keys.size()) {
+        cached_table.keys.swap(keys_);
+        cached_table.counts.swap(counts_);
+    }
+}
+
+// Uses slots zeroed slots, from the cached arrays when they are large enough.
+void ShingleCounts::allocate(size_t slots) {
+    if (cached_table.keys.size() >= slots) {
+        keys_.swap(cached_table.keys);
+        counts_.swap(cached_table.counts);
+        std::fill(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(slots), 0);
+    } else {
+        keys_.assign(slots, 0);
+        counts_.resize(slots);
+    }
+    mask_ = slots - 1;
+}
+
+void ShingleCounts::throw_too_many() const {
+    throw TooManyShingles("the document has more than " + std::to_string(max_distinct_) +
+                          " distinct shingles, the most that set and log weighting count in memory");
+}
+
+void ShingleCounts::grow() {
+    const size_t old_slots = mask_ + 1;
+    std::vector<uint64_t> new_keys(old_slots * 2, 0);
+    std::vector<uint32_t> new_counts(old_slots * 2);
+    const size_t new_mask = old_slots * 2 - 1;
+    for (size_t i = 0; i < old_slots; ++i) {
+        if (keys_[i] == 0) continue;
+        size_t slot = keys_[i] & new_mask;
+        while (new_keys[slot] != 0) slot = (slot + 1) & new_mask;
+        new_keys[slot] = keys_[i];
+        new_counts[slot] = counts_[i];
+    }
+    keys_.swap(new_keys);
+    counts_.swap(new_counts);
+    mask_ = new_mask;
+}
+
+std::vector<uint64_t> ShingleCounts::sorted_hashes() const {
+    std::vector<uint64_t> hashes;
+    hashes.reserve(distinct_);
+    for_each([&](uint64_t hash, uint32_t) { hashes.push_back(hash); });
+    std::sort(hashes.begin(), hashes.end());
+    return hashes;
+}
+
+ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options,
+                             StopPoll *poll, size_t max_distinct) {
+    ShingleCounts counts(expected_distinct_shingles(len, options), max_distinct);
+    for_each_shingle(
+        text, len, options, [&](const char *data, size_t n) { counts.add(feature_hash(data, n)); }, poll);
+    return counts;
+}
+
+double SetOverlap::jaccard() const {
+    const size_t united = a + b - common;
+    return united == 0 ? 1.0 : static_cast<double>(common) / static_cast<double>(united);
+}
+
+double SetOverlap::containment() const {
+    return a == 0 ? 1.0 : static_cast<double>(common) / static_cast<double>(a);
+}
+
+SetOverlap set_overlap(const std::vector<uint64_t> &a, const std::vector<uint64_t> &b) {
+    SetOverlap overlap;
+    overlap.a = a.size();
+    overlap.b = b.size();
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        if (a[i] < b[j]) {
+            ++i;
+        } else if (b[j] < a[i]) {
+            ++j;
+        } else {
+            ++overlap.common;
+            ++i;
+            ++j;
+        }
+    }
+    return overlap;
+}
+
+}  // namespace simhash

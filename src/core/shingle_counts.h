@@ -1,0 +1,121 @@
+// The distinct shingles of one document and how often each occurs, keyed by feature hash: what
+// set and log-count SimHash votes and exact Jaccard / containment need.
+//
+// An open-addressing table (linear probing, at most half full) of 64-bit feature hashes and 32-bit
+// counts, 24 bytes per distinct shingle at worst. The number of distinct shingles is capped so
+// that one document cannot take unbounded memory: past the cap, add() throws TooManyShingles.
+// Tables of up to kCachedSlots slots are handed back to a per-thread cache when they are
+// destroyed, so fingerprinting row after row neither allocates nor faults in fresh pages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "shingles.h"
+
+namespace simhash {
+
+// 8,388,608 distinct shingles: about 50 MB of prose in word 3-shingles, a table of 192 MB.
+constexpr size_t kMaxDistinctShingles = size_t{1} << 23;
+
+class TooManyShingles : public std::length_error {
+public:
+    using std::length_error::length_error;
+};
+
+class ShingleCounts {
+public:
+    // expected_distinct sizes the table up front (it still grows past it).
+    explicit ShingleCounts(size_t expected_distinct = 0, size_t max_distinct = kMaxDistinctShingles);
+    ~ShingleCounts();
+    ShingleCounts(ShingleCounts &&other) noexcept;
+    ShingleCounts(const ShingleCounts &) = delete;
+    ShingleCounts &operator=(const ShingleCounts &) = delete;
+    ShingleCounts &operator=(ShingleCounts &&) = delete;
+
+    // Counts one occurrence; true when the hash had not been seen before.
+    bool add(uint64_t feature_hash) {
+        if (feature_hash == 0) {  // 0 marks an empty slot; the hash 0 is counted apart
+            zero_count_ += zero_count_ < UINT32_MAX;
+            if (zero_count_ > 1) return false;
+            note_new_distinct();
+            return true;
+        }
+        size_t slot = feature_hash & mask_;
+        uint64_t *const keys = keys_.data();
+        while (keys[slot] != 0) {
+            if (keys[slot] == feature_hash) {
+                counts_[slot] += counts_[slot] < UINT32_MAX;
+                return false;
+            }
+            slot = (slot + 1) & mask_;
+        }
+        keys[slot] = feature_hash;
+        counts_[slot] = 1;
+        note_new_distinct();
+        return true;
+    }
+
+    // Asks for the cache line where add(feature_hash) starts to look: a batch of prefetches
+    // before a batch of adds overlaps their memory latencies in a table larger than the caches.
+    void prefetch(uint64_t feature_hash) const { __builtin_prefetch(keys_.data() + (feature_hash & mask_)); }
+
+    size_t distinct() const { return distinct_; }
+
+    // Calls f(feature_hash, count) for every distinct shingle, in an order fixed by the hashes
+    // and the order they were first added.
+    template <typename F>
+    void for_each(F &&f) const {
+        if (zero_count_ > 0) f(uint64_t{0}, zero_count_);
+        for (size_t i = 0; i <= mask_; ++i)
+            if (keys_[i] != 0) f(keys_[i], counts_[i]);
+    }
+
+    // The distinct feature hashes in ascending order.
+    std::vector<uint64_t> sorted_hashes() const;
+
+private:
+    void note_new_distinct() {
+        if (++distinct_ > max_distinct_) throw_too_many();
+        if (2 * distinct_ > mask_ + 1) grow();
+    }
+    [[noreturn]] void throw_too_many() const;
+    void grow();
+
+    void allocate(size_t slots);
+
+    size_t max_distinct_;
+    size_t distinct_ = 0;
+    size_t mask_;  // slots in use - 1 (a power of two); keys_ may hold more, from the cache
+    uint32_t zero_count_ = 0;
+    std::vector<uint64_t> keys_;
+    std::vector<uint32_t> counts_;
+};
+
+// Tables of at most this many slots (12 MB) are kept for the next document.
+constexpr size_t kCachedSlots = size_t{1} << 20;
+
+// A table size for a text of len bytes: room for one distinct shingle per 4 bytes of text in
+// word units (a short word and its separator), one per byte in character units.
+size_t expected_distinct_shingles(size_t len, const ShingleOptions &options);
+
+// The distinct shingles of a text (see shingles.h) with their counts. With a poll, throws
+// Stopped when it asks to stop; throws TooManyShingles past max_distinct.
+ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options,
+                             StopPoll *poll = nullptr, size_t max_distinct = kMaxDistinctShingles);
+
+// Exact set similarity of two documents' shingles, from their ascending distinct hashes.
+struct SetOverlap {
+    size_t a = 0, b = 0, common = 0;
+    // |A ∩ B| / |A ∪ B|; 1 when both sets are empty (two empty documents are the same).
+    double jaccard() const;
+    // |A ∩ B| / |A|: how much of A is in B; 1 when A is empty (it is contained in anything).
+    double containment() const;
+};
+SetOverlap set_overlap(const std::vector<uint64_t> &a, const std::vector<uint64_t> &b);
+
+}  // namespace simhash
+
+#include "cpp_only.h"
