@@ -1,21 +1,34 @@
--- Near-duplicate detection quality on real text, measured: precision, recall and F1 of
--- `hamming(simhash(a), simhash(b)) <= k` for k = 0..12 and of `minhash_jaccard(a, b) >= t`,
--- with the default features and the alternatives, on English and Chinese.
+-- Near-duplicate detection quality on real text, measured: precision, recall and F1 of SimHash
+-- (`hamming(a, b) <= k`, k = 0..16) under every feature set and vote weighting, of MinHash
+-- (`minhash_jaccard >= t`), of an exact Jaccard detector, and of the verified hybrid (SimHash
+-- candidates at a generous radius, kept when their exact Jaccard passes a threshold), per source
+-- and overall.
 --
--- Corpus: the sections of the Debian FAQ in English (package debian-faq) and Simplified Chinese
--- (debian-faq-zh-cn): distinct documents on distinct topics. Each section gets generated
--- near-duplicates of the kinds crawlers meet; every pair of documents derived from the same
--- section is a true near-duplicate pair, every other pair is not.
+-- Four sources of text that Debian ships (scripts/quality.sh installs them):
+--   faq-en        sections of the Debian FAQ in English (debian-faq)
+--   faq-zh        sections of the Debian FAQ in Simplified Chinese (debian-faq-zh-cn)
+--   reference-zh  every second section of the Debian Reference in Simplified Chinese
+--                 (debian-reference-zh-cn), 400 to 6,000 characters
+--   copyright     the package copyright files of the machine (/usr/share/doc/*/copyright), one
+--                 of each identical text, 400 to 20,000 characters: licence texts with natural
+--                 near-duplicates
+-- Truth. faq-en, faq-zh, reference-zh: each section gets generated near-duplicates of the kinds
+-- crawlers meet, and every pair of documents derived from the same section is a true pair, every
+-- other pair is not:
 --   mirror:  site header, footer with visitor counter, date and an ad added
 --   counter: only the counter and date of a mirrored page changed (a copy of a mirror)
 --   typos:   5% of the tokens (words; characters for Chinese) replaced
 --   cut:     10% of the lines deleted
 --   insert:  a related-links line inserted after every 8th line
 --   heavy:   mirror + 10% of tokens replaced + 10% of lines deleted
--- Run by scripts/quality.sh with :faqdir holding debian-faq.en.txt and debian-faq.zh-cn.txt.
+-- copyright: no generated edits; a pair is true when the exact Jaccard similarity of the two
+-- texts' sets of character 5-grams is at least 0.8.
+-- Run by scripts/quality.sh with :textdir holding faq.en.txt, faq.zh.txt, reference.zh.txt and a
+-- copyright/ directory.
 \set ON_ERROR_STOP on
 \pset footer off
 SET client_min_messages = warning;
+SET work_mem = '256MB';
 CREATE EXTENSION IF NOT EXISTS simhash;
 
 -- Deterministic pseudo-random numbers in [0, 1) from a key (no dependence on random()).
@@ -51,89 +64,176 @@ CREATE FUNCTION pg_temp.mirror(body text, lang text, visitors int) RETURNS text 
   END
 $$;
 
-CREATE TEMP TABLE base AS
-SELECT row_number() OVER (ORDER BY lang, section_no) AS base_id, lang, body
-FROM (SELECT 'en' AS lang, substring(s FROM '^(\d+\.\d+)') AS section_no, s AS body
-      FROM regexp_split_to_table(pg_read_file(:'faqdir' || '/debian-faq.en.txt'), '\n(?=\d+\.\d+\.[^0-9])') AS s
-      UNION ALL
-      SELECT 'zh', substring(s FROM '^(\d+\.\d+)'), s
-      FROM regexp_split_to_table(pg_read_file(:'faqdir' || '/debian-faq.zh-cn.txt'), '\n(?=\d+\.\d+\.[^0-9])') AS s) AS sections
-WHERE body ~ '^\d+\.\d+\.[^0-9]' AND length(body) >= 400;
+CREATE TEMP TABLE sections AS
+SELECT source, lang, row_number() OVER (PARTITION BY source ORDER BY ord) AS n, body FROM (
+  SELECT 'faq-en' AS source, 'en' AS lang, ord, s AS body
+  FROM regexp_split_to_table(pg_read_file(:'textdir' || '/faq.en.txt'), '\n(?=\d+\.\d+\.[^0-9])') WITH ORDINALITY AS t(s, ord)
+  WHERE s ~ '^\d+\.\d+\.[^0-9]' AND length(s) >= 400
+  UNION ALL
+  SELECT 'faq-zh', 'zh', ord, s
+  FROM regexp_split_to_table(pg_read_file(:'textdir' || '/faq.zh.txt'), '\n(?=\d+\.\d+\.[^0-9])') WITH ORDINALITY AS t(s, ord)
+  WHERE s ~ '^\d+\.\d+\.[^0-9]' AND length(s) >= 400
+  UNION ALL
+  SELECT 'reference-zh', 'zh', ord, s
+  FROM regexp_split_to_table(pg_read_file(:'textdir' || '/reference.zh.txt'), '\n(?=\d+\.\d+\.\d+\.)') WITH ORDINALITY AS t(s, ord)
+  WHERE s ~ '^\d+\.\d+\.\d+\.' AND length(s) BETWEEN 400 AND 6000) AS s;
 
-CREATE TEMP TABLE corpus AS
-SELECT base_id, lang, 'original' AS kind, body FROM base
-UNION ALL SELECT base_id, lang, 'mirror', pg_temp.mirror(body, lang, 1000 + base_id::int) FROM base
-UNION ALL SELECT base_id, lang, 'counter', pg_temp.mirror(body, lang, 1001 + base_id::int) FROM base
-UNION ALL SELECT base_id, lang, 'typos', pg_temp.replace_tokens(body, lang, 0.05, 'typos' || base_id) FROM base
-UNION ALL SELECT base_id, lang, 'cut', pg_temp.drop_lines(body, 0.10, 'cut' || base_id) FROM base
-UNION ALL SELECT base_id, lang, 'insert', pg_temp.insert_lines(body, lang) FROM base
-UNION ALL SELECT base_id, lang, 'heavy', pg_temp.mirror(pg_temp.drop_lines(pg_temp.replace_tokens(body, lang, 0.10, 'heavy' || base_id), 0.10, 'heavyc' || base_id), lang, 5000 + base_id::int) FROM base;
-ALTER TABLE corpus ADD COLUMN doc_id serial;
+CREATE TEMP TABLE copyright AS
+SELECT DISTINCT ON (md5(body)) name, body
+FROM (SELECT f AS name, pg_read_file(:'textdir' || '/copyright/' || f) AS body FROM pg_ls_dir(:'textdir' || '/copyright') AS f) t
+WHERE length(body) BETWEEN 400 AND 20000 ORDER BY md5(body), name;
 
-SELECT lang, count(DISTINCT base_id) AS sections, count(*) AS documents,
-       round(avg(length(body))) AS avg_chars,
-       count(DISTINCT base_id) * 21 AS true_pairs,
-       count(*) * (count(*) - 1) / 2 - count(DISTINCT base_id) * 21 AS false_pairs
-FROM corpus GROUP BY lang ORDER BY lang;
+CREATE TEMP TABLE docs AS
+WITH base AS (SELECT source, lang, n AS base_id, body FROM sections WHERE source <> 'reference-zh' OR n % 2 = 0)
+SELECT source, lang, base_id, 'original' AS kind, body FROM base
+UNION ALL SELECT source, lang, base_id, 'mirror', pg_temp.mirror(body, lang, 1000 + base_id::int) FROM base
+UNION ALL SELECT source, lang, base_id, 'counter', pg_temp.mirror(body, lang, 1001 + base_id::int) FROM base
+UNION ALL SELECT source, lang, base_id, 'typos', pg_temp.replace_tokens(body, lang, 0.05, 'typos' || base_id) FROM base
+UNION ALL SELECT source, lang, base_id, 'cut', pg_temp.drop_lines(body, 0.10, 'cut' || base_id) FROM base
+UNION ALL SELECT source, lang, base_id, 'insert', pg_temp.insert_lines(body, lang) FROM base
+UNION ALL SELECT source, lang, base_id, 'heavy', pg_temp.mirror(pg_temp.drop_lines(pg_temp.replace_tokens(body, lang, 0.10, 'heavy' || base_id), 0.10, 'heavyc' || base_id), lang, 5000 + base_id::int) FROM base
+UNION ALL SELECT 'copyright', 'en', row_number() OVER (ORDER BY name), 'original', body FROM copyright;
+ALTER TABLE docs ADD COLUMN doc_id serial PRIMARY KEY;
 
--- Fingerprints under each feature configuration.
+CREATE TEMP TABLE pairs AS
+SELECT a.source, a.doc_id AS a, b.doc_id AS b,
+       CASE WHEN a.source = 'copyright' THEN shingle_jaccard(a.body, b.body, 'char', 5) >= 0.8
+            ELSE a.base_id = b.base_id END AS truth
+FROM docs a JOIN docs b ON a.source = b.source AND a.doc_id < b.doc_id;
+ANALYZE docs;
+ANALYZE pairs;
+CREATE TEMP TABLE truths AS SELECT source, count(*) FILTER (WHERE truth) AS t FROM pairs GROUP BY source;
+
+\echo '== Corpus'
+SELECT d.source, count(*) AS documents, round(avg(length(body))) AS avg_chars, t.t AS true_pairs,
+       (SELECT count(*) FROM pairs p WHERE p.source = d.source) - t.t AS false_pairs
+FROM docs d JOIN truths t USING (source) GROUP BY d.source, t.t ORDER BY d.source;
+
+-- SimHash configurations: every unit/size with each vote weighting, and IDF weights computed
+-- from the source's own documents (weight of a shingle in a document: (1 + ln tf) * ln(N / df),
+-- through simhash(features, weights)).
+CREATE TEMP TABLE configs (cfg int, name text, unit text, size int, weighting text);
+INSERT INTO configs
+SELECT row_number() OVER (), name, unit, size, weighting FROM (
+  SELECT unit || ' ' || size || ', ' || w AS name, unit, size, w AS weighting
+  FROM (VALUES ('word', 1), ('word', 2), ('word', 3), ('char', 3), ('char', 4), ('char', 5)) u(unit, size),
+       (VALUES ('count'), ('set'), ('log')) w(w)
+  UNION ALL
+  SELECT unit || ' ' || size || ', log x idf', unit, size, 'idf'
+  FROM (VALUES ('word', 1), ('word', 2), ('char', 4)) u(unit, size)) c;
+
+CREATE TEMP TABLE shingle_tf AS
+SELECT d.doc_id, d.source, c.cfg, s AS shingle, count(*) AS tf
+FROM docs d, configs c, unnest(simhash_shingles(d.body, c.unit, c.size)) AS s
+WHERE c.weighting = 'idf' GROUP BY 1, 2, 3, 4;
+CREATE TEMP TABLE shingle_df AS SELECT source, cfg, shingle, count(*) AS df FROM shingle_tf GROUP BY 1, 2, 3;
+
 CREATE TEMP TABLE fingerprints AS
-SELECT doc_id, base_id, lang, cfg, fp
-FROM corpus,
-LATERAL (VALUES ('word 3 (default)', simhash(body)),
-                ('word 1', simhash(body, size => 1)),
-                ('word 2', simhash(body, size => 2)),
-                ('word 5', simhash(body, size => 5)),
-                ('char 4', simhash(body, unit => 'char', size => 4)),
-                ('tsvector english', CASE WHEN lang = 'en' THEN simhash(to_tsvector('english', body)) END)) AS f(cfg, fp)
-WHERE fp IS NOT NULL;
+SELECT d.doc_id, c.cfg, simhash(d.body, c.unit, c.size, c.weighting) AS fp
+FROM docs d, configs c WHERE c.weighting <> 'idf'
+UNION ALL
+SELECT tf.doc_id, tf.cfg, simhash(array_agg(tf.shingle), array_agg((1 + ln(tf.tf)) * ln(n.n::float8 / df.df)))
+FROM shingle_tf tf JOIN shingle_df df USING (source, cfg, shingle)
+JOIN (SELECT source, count(*) AS n FROM docs GROUP BY 1) n USING (source)
+GROUP BY tf.doc_id, tf.cfg;
+CREATE TEMP TABLE doc_fingerprints AS
+SELECT doc_id, array_agg(fp ORDER BY cfg) AS fps FROM fingerprints GROUP BY doc_id;
+-- Temporary tables are never analyzed automatically; the joins below need their sizes.
+ANALYZE fingerprints;
+ANALYZE doc_fingerprints;
 
-CREATE TEMP TABLE simhash_pairs AS
-SELECT a.lang, a.cfg, a.base_id = b.base_id AS truth, hamming(a.fp, b.fp)::int AS bits
-FROM fingerprints a JOIN fingerprints b ON a.cfg = b.cfg AND a.lang = b.lang AND a.doc_id < b.doc_id;
+-- Distance histograms: one pass over the pairs for every configuration.
+CREATE TEMP TABLE simhash_hist AS
+SELECT p.source, c.cfg, p.truth, hamming(a.fps[c.cfg], b.fps[c.cfg]) AS bits, count(*) AS n
+FROM pairs p JOIN doc_fingerprints a ON a.doc_id = p.a JOIN doc_fingerprints b ON b.doc_id = p.b,
+     configs c
+GROUP BY 1, 2, 3, 4;
 
 CREATE TEMP TABLE simhash_quality AS
-SELECT lang, cfg, k, tp, fp, fn,
-       CASE WHEN tp + fp = 0 THEN 1 ELSE tp::float8 / (tp + fp) END AS precision,
-       tp::float8 / nullif(tp + fn, 0) AS recall
-FROM (SELECT lang, cfg, k,
-             count(*) FILTER (WHERE truth AND bits <= k) AS tp,
-             count(*) FILTER (WHERE NOT truth AND bits <= k) AS fp,
-             count(*) FILTER (WHERE truth AND bits > k) AS fn
-      FROM simhash_pairs, generate_series(0, 12) AS k GROUP BY lang, cfg, k) AS c;
+SELECT h.source, h.cfg, k,
+       coalesce(sum(n) FILTER (WHERE truth AND bits <= k), 0) AS tp,
+       coalesce(sum(n) FILTER (WHERE NOT truth AND bits <= k), 0) AS fp
+FROM simhash_hist h, generate_series(0, 16) AS k GROUP BY 1, 2, 3;
 
-\echo '== SimHash, default features (word 3-shingles; character 3-grams for Chinese): precision / recall / F1 by k'
+CREATE FUNCTION pg_temp.f1(tp numeric, fp numeric, t numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS
+$$ SELECT round(2 * tp / nullif(2 * tp + fp + (t - tp), 0), 3) $$;
+
+\echo '== SimHash: best F1 per source (k = 0..16), and overall at the best k and the best k <= 8'
+SELECT c.name AS features,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'faq-en') AS faq_en,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'faq-zh') AS faq_zh,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'reference-zh') AS reference_zh,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'copyright') AS copyright,
+       (SELECT max(pg_temp.f1(o.tp, o.fp, o.t)) FROM (SELECT k, sum(tp) AS tp, sum(fp) AS fp, sum(t2.t) AS t FROM simhash_quality q2 JOIN truths t2 USING (source) WHERE q2.cfg = c.cfg GROUP BY k) o) AS overall,
+       (SELECT k FROM (SELECT k, pg_temp.f1(sum(tp), sum(fp), sum(t2.t)) AS f FROM simhash_quality q2 JOIN truths t2 USING (source) WHERE q2.cfg = c.cfg GROUP BY k) o ORDER BY f DESC, k LIMIT 1) AS at_k,
+       (SELECT max(pg_temp.f1(o.tp, o.fp, o.t)) FROM (SELECT k, sum(tp) AS tp, sum(fp) AS fp, sum(t2.t) AS t FROM simhash_quality q2 JOIN truths t2 USING (source) WHERE q2.cfg = c.cfg AND k <= 8 GROUP BY k) o) AS overall_k_le_8
+FROM simhash_quality q JOIN truths t USING (source) JOIN configs c USING (cfg)
+GROUP BY c.cfg, c.name ORDER BY overall DESC, c.name;
+
+\echo '== SimHash, the default (word 2, set) against 0.2.0''s default (word 3, count): overall precision / recall / F1 by k'
 SELECT k,
-       max(round(precision::numeric, 3)) FILTER (WHERE lang = 'en') AS en_precision,
-       max(round(recall::numeric, 3)) FILTER (WHERE lang = 'en') AS en_recall,
-       max(round((2 * precision * recall / nullif(precision + recall, 0))::numeric, 3)) FILTER (WHERE lang = 'en') AS en_f1,
-       max(round(precision::numeric, 3)) FILTER (WHERE lang = 'zh') AS zh_precision,
-       max(round(recall::numeric, 3)) FILTER (WHERE lang = 'zh') AS zh_recall,
-       max(round((2 * precision * recall / nullif(precision + recall, 0))::numeric, 3)) FILTER (WHERE lang = 'zh') AS zh_f1
-FROM simhash_quality WHERE cfg = 'word 3 (default)' GROUP BY k ORDER BY k;
+       round(sum(tp) FILTER (WHERE c.name = 'word 2, set') / nullif(sum(tp + fp) FILTER (WHERE c.name = 'word 2, set'), 0), 3) AS precision,
+       round(sum(tp) FILTER (WHERE c.name = 'word 2, set') / sum(t.t) FILTER (WHERE c.name = 'word 2, set'), 3) AS recall,
+       pg_temp.f1(sum(tp) FILTER (WHERE c.name = 'word 2, set'), sum(fp) FILTER (WHERE c.name = 'word 2, set'), sum(t.t) FILTER (WHERE c.name = 'word 2, set')) AS f1,
+       pg_temp.f1(sum(tp) FILTER (WHERE c.name = 'word 3, count'), sum(fp) FILTER (WHERE c.name = 'word 3, count'), sum(t.t) FILTER (WHERE c.name = 'word 3, count')) AS f1_0_2_0,
+       pg_temp.f1(sum(tp) FILTER (WHERE c.name = 'char 4, set'), sum(fp) FILTER (WHERE c.name = 'char 4, set'), sum(t.t) FILTER (WHERE c.name = 'char 4, set')) AS f1_textbook_char_4_set
+FROM simhash_quality q JOIN truths t USING (source) JOIN configs c USING (cfg)
+WHERE k IN (3, 6, 8, 10, 12, 14, 16) GROUP BY k ORDER BY k;
 
-\echo '== SimHash, every feature configuration: the k with the best F1'
-SELECT DISTINCT ON (lang, cfg) lang, cfg AS features, k AS best_k, round(precision::numeric, 3) AS precision,
-       round(recall::numeric, 3) AS recall, round((2 * precision * recall / nullif(precision + recall, 0))::numeric, 3) AS f1
-FROM simhash_quality ORDER BY lang, cfg, 2 * precision * recall / nullif(precision + recall, 0) DESC NULLS LAST, k;
+\echo '== SimHash, default features: mean distance from the original by kind of near-duplicate'
+SELECT d.source, d.kind, round(avg(hamming(fa.fp, fo.fp)), 1) AS mean_bits,
+       round(avg((hamming(fa.fp, fo.fp) <= 8)::int), 2) AS within_8
+FROM docs d JOIN docs o ON o.source = d.source AND o.base_id = d.base_id AND o.kind = 'original' AND d.kind <> 'original'
+JOIN fingerprints fa ON fa.doc_id = d.doc_id JOIN fingerprints fo ON fo.doc_id = o.doc_id AND fo.cfg = fa.cfg
+JOIN configs c ON c.cfg = fa.cfg AND c.name = 'word 2, set'
+GROUP BY 1, 2 ORDER BY 1, 3;
 
-\echo '== SimHash recall by kind of near-duplicate (default features): distance to the original'
-SELECT c.lang, c.kind, round(avg(hamming(fa.fp, fb.fp)), 1) AS mean_bits, max(hamming(fa.fp, fb.fp)) AS max_bits,
-       round(avg((hamming(fa.fp, fb.fp) <= 3)::int), 2) AS recall_k3, round(avg((hamming(fa.fp, fb.fp) <= 7)::int), 2) AS recall_k7
-FROM corpus c JOIN corpus o ON o.base_id = c.base_id AND o.kind = 'original' AND c.kind <> 'original'
-JOIN fingerprints fa ON fa.doc_id = c.doc_id AND fa.cfg = 'word 3 (default)'
-JOIN fingerprints fb ON fb.doc_id = o.doc_id AND fb.cfg = 'word 3 (default)'
-GROUP BY c.lang, c.kind ORDER BY c.lang, mean_bits;
+-- MinHash (128 slots) and the exact Jaccard of the same shingles. The exact detector is
+-- computed for pairs whose estimate is at least 0.1: with 128 slots, a pair of exact Jaccard
+-- 0.3 or more estimates under 0.1 with a probability below 10^-6, and no threshold below 0.3
+-- is the best for any source.
+CREATE TEMP TABLE minhash_configs (mcfg int, unit text, size int);
+INSERT INTO minhash_configs VALUES (1, 'word', 1), (2, 'word', 2), (3, 'word', 3), (4, 'char', 5);
+CREATE TEMP TABLE signatures AS
+SELECT d.doc_id, m.mcfg, minhash(d.body, unit => m.unit, size => m.size) AS sig FROM docs d, minhash_configs m;
+ANALYZE signatures;
+CREATE TEMP TABLE jaccard_hist AS
+SELECT p.source, a.mcfg, 'minhash' AS method, p.truth, floor(minhash_jaccard(a.sig, b.sig) * 20) / 20 AS j, count(*) AS n
+FROM pairs p JOIN signatures a ON a.doc_id = p.a JOIN signatures b ON b.doc_id = p.b AND b.mcfg = a.mcfg
+GROUP BY 1, 2, 3, 4, 5;
+INSERT INTO jaccard_hist
+SELECT p.source, a.mcfg, 'exact', p.truth, floor(shingle_jaccard(da.body, db.body, m.unit, m.size) * 20) / 20, count(*)
+FROM pairs p JOIN signatures a ON a.doc_id = p.a JOIN signatures b ON b.doc_id = p.b AND b.mcfg = a.mcfg
+JOIN minhash_configs m ON m.mcfg = a.mcfg JOIN docs da ON da.doc_id = p.a JOIN docs db ON db.doc_id = p.b
+WHERE minhash_jaccard(a.sig, b.sig) >= 0.1 AND m.mcfg IN (2, 3)
+GROUP BY 1, 2, 3, 4, 5;
+CREATE TEMP TABLE jaccard_quality AS
+SELECT h.source, h.mcfg, h.method, th,
+       coalesce(sum(n) FILTER (WHERE truth AND j >= th), 0) AS tp, coalesce(sum(n) FILTER (WHERE NOT truth AND j >= th), 0) AS fp
+FROM jaccard_hist h, generate_series(0.1, 0.95, 0.05) AS th GROUP BY 1, 2, 3, 4;
 
-\echo '== MinHash (128 slots, word 3-shingles): precision / recall / F1 by Jaccard threshold'
-CREATE TEMP TABLE signatures AS SELECT doc_id, base_id, lang, minhash(body) AS sig FROM corpus;
-CREATE TEMP TABLE minhash_pairs AS
-SELECT a.lang, a.base_id = b.base_id AS truth, minhash_jaccard(a.sig, b.sig) AS j
-FROM signatures a JOIN signatures b ON a.lang = b.lang AND a.doc_id < b.doc_id;
-SELECT lang, t AS threshold, round(p::numeric, 3) AS precision, round(r::numeric, 3) AS recall,
-       round((2 * p * r / nullif(p + r, 0))::numeric, 3) AS f1
-FROM (SELECT lang, t,
-             coalesce(count(*) FILTER (WHERE truth AND j >= t)::float8 / nullif(count(*) FILTER (WHERE j >= t), 0), 1) AS p,
-             count(*) FILTER (WHERE truth AND j >= t)::float8 / count(*) FILTER (WHERE truth) AS r
-      FROM minhash_pairs, unnest(ARRAY[0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]) AS t GROUP BY lang, t) AS q
-ORDER BY lang, t;
+\echo '== MinHash (128 slots) and the exact Jaccard detector: best F1 per source (threshold 0.10..0.95), and overall with one threshold'
+SELECT m.unit || ' ' || m.size AS shingles, q.method,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'faq-en') AS faq_en,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'faq-zh') AS faq_zh,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'reference-zh') AS reference_zh,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'copyright') AS copyright,
+       (SELECT max(f) FROM (SELECT pg_temp.f1(sum(tp), sum(fp), sum(t2.t)) AS f FROM jaccard_quality q2 JOIN truths t2 USING (source) WHERE q2.mcfg = q.mcfg AND q2.method = q.method GROUP BY th) o) AS overall
+FROM jaccard_quality q JOIN truths t USING (source) JOIN minhash_configs m USING (mcfg)
+GROUP BY q.mcfg, m.unit, m.size, q.method ORDER BY q.mcfg, q.method DESC;
+
+\echo '== Verified hybrid: pairs whose default SimHash fingerprints are within k bits, kept when shingle_jaccard (word 3) >= t; overall'
+CREATE TEMP TABLE hybrid_candidates AS
+SELECT p.source, p.truth, hamming(fa.fp, fb.fp) AS bits, shingle_jaccard(da.body, db.body) AS j
+FROM pairs p JOIN fingerprints fa ON fa.doc_id = p.a JOIN fingerprints fb ON fb.doc_id = p.b AND fb.cfg = fa.cfg
+JOIN configs c ON c.cfg = fa.cfg AND c.name = 'word 2, set'
+JOIN docs da ON da.doc_id = p.a JOIN docs db ON db.doc_id = p.b
+WHERE hamming(fa.fp, fb.fp) <= 20;
+SELECT k.k AS candidates_within, th.th AS jaccard_at_least,
+       count(*) FILTER (WHERE bits <= k.k) AS verified_pairs,
+       round(count(*) FILTER (WHERE bits <= k.k) * 100.0 / (SELECT count(*) FROM pairs), 2) AS pct_of_all_pairs,
+       round(count(*) FILTER (WHERE bits <= k.k AND truth AND j >= th.th)::numeric / nullif(count(*) FILTER (WHERE bits <= k.k AND j >= th.th), 0), 3) AS precision,
+       round(count(*) FILTER (WHERE bits <= k.k AND truth AND j >= th.th)::numeric / (SELECT sum(t) FROM truths), 3) AS recall,
+       pg_temp.f1(count(*) FILTER (WHERE bits <= k.k AND truth AND j >= th.th), count(*) FILTER (WHERE bits <= k.k AND NOT truth AND j >= th.th), (SELECT sum(t) FROM truths)) AS f1
+FROM hybrid_candidates h, (VALUES (12), (16), (20)) k(k), (VALUES (0.2), (0.3), (0.4), (0.5)) th(th)
+GROUP BY k.k, th.th ORDER BY 1, 2;
