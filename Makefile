@@ -2,7 +2,8 @@
 EXTENSION = simhash
 EXTVERSION = 0.3.0
 MODULE_big = simhash
-# Every release's install script and every upgrade script (simhash--A--B.sql).
+# The current version's install script, the first release's (the upgrade test starts there) and
+# every upgrade script (simhash--A--B.sql); other versions install through the upgrade path.
 DATA = $(sort $(wildcard simhash--*.sql))
 PGFILEDESC = "simhash - near-duplicate detection with SimHash, MinHash and a Hamming-radius index"
 

@@ -1,7 +1,7 @@
 -- simhash extension: upgrade from 0.1.0 to 0.2.0
 \echo Use "ALTER EXTENSION simhash UPDATE TO '0.2.0'" to load this file. \quit
 
--- Every change to the catalog between 0.1.0 and 0.2.0, in the order of simhash--0.2.0.sql.
+-- Every change to the catalog between 0.1.0 and 0.2.0, in the order of the install script.
 -- sql/upgrade.sql checks that an updated 0.1.0 has the same catalog as a fresh 0.2.0.
 
 -- simhash_index_check: table owner only, and a concurrently mode (AccessShareLock, hot standby).

@@ -10,12 +10,12 @@
 //  2. with the locks held, runs the check query (a saved SPI plan per trigger, run as the table
 //     owner) `SELECT ... FROM ONLY t WHERE hamming(fp, $1) <= radius AND ctid <> $2 [ORDER BY
 //     ...] LIMIT 1` (no ORDER BY for 'skip'), which the simhash index serves. The check runs as
-//     the table owner inside a
-//     security-restricted operation, and every function, operator and type in its text is
-//     schema-qualified (this extension's schema, pg_catalog), so nothing a loader puts on its
-//     search_path can run as the owner or change the answer. SPI takes a new snapshot after a command
-//     counter increment: in READ COMMITTED it sees every near-duplicate committed by a loader that
-//     held a shared key before us, and the rows inserted earlier by the same statement;
+//     the table owner inside a security-restricted operation, and every function, operator and
+//     type in its text is schema-qualified (this extension's schema, pg_catalog), so nothing a
+//     loader puts on its search_path can run as the owner or change the answer. SPI takes a new
+//     snapshot after a command counter increment: in READ COMMITTED it sees every near-duplicate
+//     committed by a loader that held a shared key before us, and the rows inserted earlier by
+//     the same statement;
 //  3. skip (return NULL), error (23505) or mark (set a column to the matched row's key).
 // In REPEATABLE READ / SERIALIZABLE the transaction snapshot may predate a concurrent loader's
 // commit: when the check finds nothing, it runs once more with the latest snapshot and raises a

@@ -242,10 +242,8 @@ int varying_bits(PlannerInfo *root, Node *column) {
         Relation irel = index_open(index->indexoid, AccessShareLock);
         simhash_read_meta(irel, &meta);
         index_close(irel, AccessShareLock);
-        const SimhashRunSlot *largest = nullptr;
-        for (uint32 i = 0; i < meta.nruns; ++i)
-            if (largest == nullptr || meta.runs[i].nentries > largest->nentries) largest = &meta.runs[i];
-        if (largest == nullptr || largest->block_bits[0] == 0) return 64;
+        if (meta.nruns == 0 || meta.runs[0].block_bits[0] == 0) return 64;
+        const SimhashRunSlot *largest = &meta.runs[0];  // the metapage keeps its runs largest first
         int bits = 0;
         for (int t = 0; t < largest->ntables && t < SIMHASH_MAX_TABLES; ++t) bits += largest->block_bits[t];
         return Max(1, Min(bits, 64));

@@ -217,7 +217,6 @@ void scan_list(Relation index, ProbeQuery *q, uint64 index_id, uint32 epoch, Blo
         scan_chain(index, q, head, SIMHASH_PENDING);
 }
 
-
 // The full entry at position `pos` of table 0, through the map pages.
 void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
     const uint32 page_index = pos / SIMHASH_ENTRIES_PER_PAGE;

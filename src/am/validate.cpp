@@ -11,7 +11,6 @@ extern "C" {
 #include "catalog/pg_amproc.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
-#include "catalog/pg_opfamily_d.h"
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
 #include "utils/regproc.h"

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "feature_hash.h"
-
 namespace simhash {
 
 namespace {
@@ -93,14 +91,6 @@ std::vector<uint64_t> ShingleCounts::sorted_hashes() const {
     for_each([&](uint64_t hash, uint32_t) { hashes.push_back(hash); });
     std::sort(hashes.begin(), hashes.end());
     return hashes;
-}
-
-ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options,
-                             StopPoll *poll, size_t max_distinct) {
-    ShingleCounts counts(expected_distinct_shingles(len, options), max_distinct);
-    for_each_shingle(
-        text, len, options, [&](const char *data, size_t n) { counts.add(feature_hash(data, n)); }, poll);
-    return counts;
 }
 
 double SetOverlap::jaccard() const {

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "feature_hash.h"
 #include "shingles.h"
 
 namespace simhash {
@@ -101,10 +102,39 @@ constexpr size_t kCachedSlots = size_t{1} << 20;
 // word units (a short word and its separator), one per byte in character units.
 size_t expected_distinct_shingles(size_t len, const ShingleOptions &options);
 
-// The distinct shingles of a text (see shingles.h) with their counts. With a poll, throws
-// Stopped when it asks to stop; throws TooManyShingles past max_distinct.
-ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options,
-                             StopPoll *poll = nullptr, size_t max_distinct = kMaxDistinctShingles);
+// The distinct shingles of a text (see shingles.h) with their counts; on_new(hash) is called for
+// each distinct shingle the first time it is seen. Hashes are added in batches whose table slots
+// are prefetched first, which overlaps the cache misses of a table larger than the CPU caches
+// (only the order of on_new calls within a batch can differ from the shingles' order). With a
+// poll, throws Stopped when it asks to stop; throws TooManyShingles past kMaxDistinctShingles.
+template <typename OnNew>
+ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll,
+                             OnNew &&on_new) {
+    ShingleCounts counts(expected_distinct_shingles(len, options));
+    constexpr int kBatch = 16;
+    uint64_t batch[kBatch];
+    int pending = 0;
+    auto flush = [&] {
+        for (int i = 0; i < pending; ++i) counts.prefetch(batch[i]);
+        for (int i = 0; i < pending; ++i)
+            if (counts.add(batch[i])) on_new(batch[i]);
+        pending = 0;
+    };
+    for_each_shingle(
+        text, len, options,
+        [&](const char *data, size_t n) {
+            batch[pending++] = feature_hash(data, n);
+            if (pending == kBatch) flush();
+        },
+        poll);
+    flush();
+    return counts;
+}
+
+inline ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options,
+                                    StopPoll *poll = nullptr) {
+    return count_shingles(text, len, options, poll, [](uint64_t) {});
+}
 
 // Exact set similarity of two documents' shingles, from their ascending distinct hashes.
 struct SetOverlap {

@@ -85,28 +85,9 @@ uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &option
                       ShingleWeighting weighting, StopPoll *poll) {
     if (weighting == ShingleWeighting::kCount) return simhash_text(text, len, options, poll);
     if (weighting == ShingleWeighting::kSet) {
-        // Each shingle votes when it is first seen: one pass, no walk over the table afterwards.
-        // Hashes are looked up in batches, prefetched first (the votes' sum does not depend on
-        // the order).
-        ShingleCounts seen(expected_distinct_shingles(len, options));
+        // Each shingle votes when it is first seen: no walk over the table afterwards.
         SimhashVote vote;
-        constexpr int kBatch = 16;
-        uint64_t batch[kBatch];
-        int pending = 0;
-        auto flush = [&] {
-            for (int i = 0; i < pending; ++i) seen.prefetch(batch[i]);
-            for (int i = 0; i < pending; ++i)
-                if (seen.add(batch[i])) vote.add(batch[i]);
-            pending = 0;
-        };
-        for_each_shingle(
-            text, len, options,
-            [&](const char *data, size_t n) {
-                batch[pending++] = feature_hash(data, n);
-                if (pending == kBatch) flush();
-            },
-            poll);
-        flush();
+        count_shingles(text, len, options, poll, [&](uint64_t hash) { vote.add(hash); });
         return vote.fingerprint();
     }
     const ShingleCounts counts = count_shingles(text, len, options, poll);
