@@ -30,6 +30,76 @@ CREATE FUNCTION shingle_containment(a text, b text, unit text DEFAULT 'word', si
 COMMENT ON FUNCTION shingle_containment(text, text, text, integer) IS
     'Exact fraction of a''s distinct shingles that are also b''s (1 when a has none): near 1 when b contains a';
 
+-- IDF weights learned from a table: simhash_idf(doc) counts in how many documents each shingle
+-- occurs and returns a compact dictionary (type shingle_idf); simhash(doc, idf) weighs each
+-- shingle's vote by ln(N / df).
+CREATE TYPE shingle_idf;
+CREATE FUNCTION shingle_idf_in(cstring) RETURNS shingle_idf
+    AS 'MODULE_PATHNAME', 'shingle_idf_in' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION shingle_idf_out(shingle_idf) RETURNS cstring
+    AS 'MODULE_PATHNAME', 'shingle_idf_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION shingle_idf_recv(internal) RETURNS shingle_idf
+    AS 'MODULE_PATHNAME', 'shingle_idf_recv' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION shingle_idf_send(shingle_idf) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'shingle_idf_send' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE shingle_idf (
+    INPUT = shingle_idf_in, OUTPUT = shingle_idf_out, RECEIVE = shingle_idf_recv, SEND = shingle_idf_send,
+    INTERNALLENGTH = VARIABLE, STORAGE = extended);
+COMMENT ON FUNCTION shingle_idf_in(cstring) IS 'shingle_idf input (bytea text form, checked in full)';
+COMMENT ON FUNCTION shingle_idf_out(shingle_idf) IS 'shingle_idf output (bytea text form)';
+COMMENT ON FUNCTION shingle_idf_recv(internal) IS 'shingle_idf binary input (checked in full)';
+COMMENT ON FUNCTION shingle_idf_send(shingle_idf) IS 'shingle_idf binary output';
+COMMENT ON TYPE shingle_idf IS
+    'Document frequencies of shingles, built by the simhash_idf() aggregate (binary; text form as bytea hex): the IDF weights simhash(doc, idf) uses';
+
+CREATE FUNCTION simhash_idf_transfn(internal, text) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_idf_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_idf_transfn(internal, text, text, integer) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_idf_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_idf_combinefn(internal, internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_idf_combinefn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_idf_serialfn(internal) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'simhash_idf_serialfn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_idf_deserialfn(bytea, internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_idf_deserialfn' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION simhash_idf_finalfn(internal) RETURNS shingle_idf
+    AS 'MODULE_PATHNAME', 'simhash_idf_finalfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE AGGREGATE simhash_idf(doc text) (
+    SFUNC = simhash_idf_transfn, STYPE = internal, FINALFUNC = simhash_idf_finalfn,
+    COMBINEFUNC = simhash_idf_combinefn, SERIALFUNC = simhash_idf_serialfn,
+    DESERIALFUNC = simhash_idf_deserialfn, PARALLEL = SAFE);
+COMMENT ON AGGREGATE simhash_idf(text) IS
+    'IDF dictionary of the documents'' single words (and single CJK characters): for each shingle in at least 2 documents, how many contain it';
+CREATE AGGREGATE simhash_idf(doc text, unit text, size integer) (
+    SFUNC = simhash_idf_transfn, STYPE = internal, FINALFUNC = simhash_idf_finalfn,
+    COMBINEFUNC = simhash_idf_combinefn, SERIALFUNC = simhash_idf_serialfn,
+    DESERIALFUNC = simhash_idf_deserialfn, PARALLEL = SAFE);
+COMMENT ON AGGREGATE simhash_idf(text, text, integer) IS
+    'IDF dictionary of the documents'' shingles of the given unit and size (the same for every row)';
+COMMENT ON FUNCTION simhash_idf_transfn(internal, text) IS 'simhash_idf(text) transition function';
+COMMENT ON FUNCTION simhash_idf_transfn(internal, text, text, integer) IS 'simhash_idf(text, text, integer) transition function';
+COMMENT ON FUNCTION simhash_idf_combinefn(internal, internal) IS 'simhash_idf combine function (parallel aggregation)';
+COMMENT ON FUNCTION simhash_idf_serialfn(internal) IS 'simhash_idf state serialization (parallel aggregation)';
+COMMENT ON FUNCTION simhash_idf_deserialfn(bytea, internal) IS 'simhash_idf state deserialization (parallel aggregation)';
+COMMENT ON FUNCTION simhash_idf_finalfn(internal) IS 'simhash_idf final function: the dictionary';
+
+CREATE FUNCTION simhash(doc text, idf shingle_idf, weighting text DEFAULT 'log') RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_text_idf' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash(text, shingle_idf, text) IS
+    'SimHash of a document''s shingles (the dictionary''s unit and size), each distinct shingle voting (1 + ln tf) * ln(N / df) (weighting ''log''), ln(N / df) (''set'') or tf * ln(N / df) (''count''); df = 1 for shingles the dictionary does not hold';
+
+CREATE FUNCTION shingle_idf_weight(idf shingle_idf, shingle text) RETURNS double precision
+    AS 'MODULE_PATHNAME', 'shingle_idf_weight' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION shingle_idf_weight(shingle_idf, text) IS
+    'ln(N / df) of one shingle as simhash_shingles() spells it (df = 1 when the dictionary does not hold it)';
+
+CREATE FUNCTION shingle_idf_info(idf shingle_idf, OUT documents bigint, OUT shingles bigint, OUT unit text,
+                                 OUT size integer, OUT min_df integer, OUT error_bound bigint) RETURNS record
+    AS 'MODULE_PATHNAME', 'shingle_idf_info' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION shingle_idf_info(shingle_idf) IS
+    'What an IDF dictionary holds: documents counted, shingles kept (those in at least min_df documents), unit, size, and how far below its true df a count may read (0: exact)';
+
 CREATE FUNCTION simhash(features text[]) RETURNS bigint
     AS 'MODULE_PATHNAME', 'simhash_features' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash(text[]) IS

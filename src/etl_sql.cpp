@@ -37,8 +37,7 @@
 #include <type_traits>
 
 #include "core/near_pairs.h"
-#include "guard.h"
-#include "sql_arguments.h"
+#include "sql_arguments.h"  // includes guard.h
 #include "module.h"
 
 extern "C" {

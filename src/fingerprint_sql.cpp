@@ -14,7 +14,7 @@
 #include "core/minhash.h"
 #include "core/shingle_counts.h"
 #include "core/simhash.h"
-#include "guard.h"
+#include "sql_arguments.h"
 
 extern "C" {
 #include "catalog/pg_type.h"
@@ -36,33 +36,6 @@ static_assert(std::is_trivially_destructible<simhash::StopPoll>::value, "");
 
 // Elements of an array argument read between two CHECK_FOR_INTERRUPTS().
 constexpr int kElementsBetweenInterruptChecks = 4096;
-
-// The bytes of a string in UTF-8, whatever the database encoding, so that a document gets the
-// same fingerprint in every database. SQL_ASCII declares no encoding: its bytes are read as
-// UTF-8 (invalid sequences act as separators).
-struct Utf8Bytes {
-    const char *data;
-    size_t len;
-};
-
-Utf8Bytes utf8_bytes(const char *data, int len) {
-    const int encoding = GetDatabaseEncoding();
-    if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII || len == 0)
-        return {data, static_cast<size_t>(len)};
-    char *converted = pg_server_to_any(data, len, PG_UTF8);
-    if (converted == data) return {data, static_cast<size_t>(len)};
-    return {converted, std::strlen(converted)};
-}
-
-Utf8Bytes utf8_text(text *t) { return utf8_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)); }
-
-simhash::ShingleOptions shingle_options(text *unit, int32 size) {
-    simhash::ShingleOptions options;
-    options.unit = simhash::parse_shingle_unit(VARDATA_ANY(unit), VARSIZE_ANY_EXHDR(unit));
-    options.size = size;
-    simhash::validate(options);
-    return options;
-}
 
 // A one-dimensional array of n elements without NULLs, with room for data_bytes of element data,
 // which the caller must write in full: it is not zeroed, so that the pages of a large array are
@@ -177,24 +150,6 @@ SIMHASH_FUNCTION(simhash_text) {
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
     PG_RETURN_INT64(static_cast<int64>(simhash::simhash_text(bytes.data, bytes.len, options, &poll)));
 }
-
-namespace {
-
-const char *const kTooManyShinglesHint =
-    "Fingerprint documents this large with weighting => 'count', which streams, or split them.";
-
-// Runs a core computation that counts a document's distinct shingles, reporting the cap on them
-// as program_limit_exceeded with a hint.
-template <typename F>
-auto with_shingle_limit(F &&compute) -> decltype(compute()) {
-    try {
-        return compute();
-    } catch (const simhash::TooManyShingles &e) {
-        throw simhash_pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, e.what(), kTooManyShinglesHint);
-    }
-}
-
-}  // namespace
 
 // simhash(doc, unit, size [, weighting]): the weighting argument, or 'set' when it is omitted.
 SIMHASH_FUNCTION(simhash_text_weighted) {
@@ -422,7 +377,8 @@ SIMHASH_FUNCTION(simhash_weighted_features) {
 }
 
 // simhash_agg(feature text [, weight float8]): transition state is a WeightedSimhashVote in the
-// aggregate's memory context; serialized as its 64 votes for parallel aggregation. The state is
+// aggregate's memory context; serialized as its 64 votes and summed |weights| for parallel
+// aggregation. The state is
 // created by the first feature that counts: until then it stays NULL (also through the combine,
 // serial and deserial functions, which are strict or pass NULL on), so a group without one gives
 // NULL, as aggregates over no input do.
@@ -465,21 +421,25 @@ SIMHASH_FUNCTION(simhash_agg_combinefn) {
         PG_RETURN_POINTER(PG_GETARG_POINTER(0));
     }
     simhash::WeightedSimhashVote *state = agg_state(fcinfo);
-    state->merge(reinterpret_cast<simhash::WeightedSimhashVote *>(PG_GETARG_POINTER(1))->votes());
+    state->merge(*reinterpret_cast<simhash::WeightedSimhashVote *>(PG_GETARG_POINTER(1)));
     PG_RETURN_POINTER(state);
 }
 
 SIMHASH_FUNCTION(simhash_agg_serialfn) {
     auto *state = reinterpret_cast<simhash::WeightedSimhashVote *>(PG_GETARG_POINTER(0));
-    bytea *out = static_cast<bytea *>(palloc(VARHDRSZ + 64 * sizeof(double)));
-    SET_VARSIZE(out, VARHDRSZ + 64 * sizeof(double));
-    std::memcpy(VARDATA(out), state->votes(), 64 * sizeof(double));
+    constexpr size_t kBytes = simhash::WeightedSimhashVote::kStateDoubles * sizeof(double);
+    bytea *out = static_cast<bytea *>(palloc(VARHDRSZ + kBytes));
+    SET_VARSIZE(out, VARHDRSZ + kBytes);
+    double saved[simhash::WeightedSimhashVote::kStateDoubles];
+    state->save(saved);
+    std::memcpy(VARDATA(out), saved, kBytes);
     PG_RETURN_BYTEA_P(out);
 }
 
 SIMHASH_FUNCTION(simhash_agg_deserialfn) {
     bytea *in = PG_GETARG_BYTEA_PP(0);
-    if (VARSIZE_ANY_EXHDR(in) != 64 * sizeof(double))
+    double saved[simhash::WeightedSimhashVote::kStateDoubles];
+    if (VARSIZE_ANY_EXHDR(in) != sizeof(saved))
         ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
                         errmsg("invalid simhash_agg state")));
     MemoryContext aggcontext;
@@ -488,7 +448,8 @@ SIMHASH_FUNCTION(simhash_agg_deserialfn) {
                         errmsg("simhash_agg deserialization called outside an aggregate")));
     void *memory = MemoryContextAllocZero(aggcontext, sizeof(simhash::WeightedSimhashVote));
     auto *state = new (memory) simhash::WeightedSimhashVote();
-    std::memcpy(state->votes(), VARDATA_ANY(in), 64 * sizeof(double));
+    std::memcpy(saved, VARDATA_ANY(in), sizeof(saved));
+    state->load(saved);
     PG_RETURN_POINTER(state);
 }
 

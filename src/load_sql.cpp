@@ -28,8 +28,7 @@
 
 #include "core/hamming.h"
 #include "core/near_pairs.h"
-#include "guard.h"
-#include "sql_arguments.h"
+#include "sql_arguments.h"  // includes guard.h
 
 extern "C" {
 #include "access/htup_details.h"

@@ -1,7 +1,37 @@
-// Argument checks shared by the SQL wrappers (glue only: raises PostgreSQL errors).
+// Argument helpers shared by the SQL wrappers (glue only: raises PostgreSQL errors).
 #pragma once
 
+#include <cstddef>
+
+#include "core/shingle_counts.h"
+#include "core/shingles.h"
 #include "guard.h"
 
 // A radius argument of a batch or load function: not NULL, 0..64 (ERRCODE_INVALID_PARAMETER_VALUE).
 int radius_argument(FunctionCallInfo fcinfo, int arg);
+
+// The bytes of a string in UTF-8, whatever the database encoding, so that a document gets the
+// same fingerprint in every database. SQL_ASCII declares no encoding: its bytes are read as
+// UTF-8 (invalid sequences act as separators).
+struct Utf8Bytes {
+    const char *data;
+    size_t len;
+};
+Utf8Bytes utf8_bytes(const char *data, int len);
+inline Utf8Bytes utf8_text(text *t) { return utf8_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)); }
+
+// Shingle options from unit and size arguments; throws simhash::InvalidArgument when invalid.
+simhash::ShingleOptions shingle_options(text *unit, int32 size);
+
+// Runs a core computation that counts a document's distinct shingles, reporting the cap on them
+// as program_limit_exceeded with a hint.
+template <typename F>
+auto with_shingle_limit(F &&compute) -> decltype(compute()) {
+    try {
+        return compute();
+    } catch (const simhash::TooManyShingles &e) {
+        throw simhash_pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, e.what(),
+                                   "Fingerprint documents this large with weighting => 'count', which streams, "
+                                   "or split them.");
+    }
+}

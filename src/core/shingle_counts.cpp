@@ -43,6 +43,16 @@ ShingleCounts::ShingleCounts(ShingleCounts &&other) noexcept
     other.zero_count_ = 0;
 }
 
+ShingleCounts &ShingleCounts::operator=(ShingleCounts &&other) noexcept {
+    std::swap(max_distinct_, other.max_distinct_);
+    std::swap(distinct_, other.distinct_);
+    std::swap(mask_, other.mask_);
+    std::swap(zero_count_, other.zero_count_);
+    keys_.swap(other.keys_);
+    counts_.swap(other.counts_);
+    return *this;
+}
+
 ShingleCounts::~ShingleCounts() {
     if (keys_.size() <= kCachedSlots && keys_.size() > cached_table.keys.size()) {
         cached_table.keys.swap(keys_);
@@ -83,6 +93,31 @@ void ShingleCounts::grow() {
     keys_.swap(new_keys);
     counts_.swap(new_counts);
     mask_ = new_mask;
+}
+
+namespace {
+void add_saturating(uint32_t *count, uint32_t n) { *count = n > UINT32_MAX - *count ? UINT32_MAX : *count + n; }
+}  // namespace
+
+void ShingleCounts::add_count(uint64_t feature_hash, uint32_t n) {
+    if (n == 0) return;
+    if (feature_hash == 0) {
+        const bool is_new = zero_count_ == 0;
+        add_saturating(&zero_count_, n);
+        if (is_new) note_new_distinct();
+        return;
+    }
+    size_t slot = feature_hash & mask_;
+    while (keys_[slot] != 0) {
+        if (keys_[slot] == feature_hash) {
+            add_saturating(&counts_[slot], n);
+            return;
+        }
+        slot = (slot + 1) & mask_;
+    }
+    keys_[slot] = feature_hash;
+    counts_[slot] = n;
+    note_new_distinct();  // may grow the table: the slot is not used after it
 }
 
 std::vector<uint64_t> ShingleCounts::sorted_hashes() const {

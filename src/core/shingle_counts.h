@@ -34,7 +34,7 @@ public:
     ShingleCounts(ShingleCounts &&other) noexcept;
     ShingleCounts(const ShingleCounts &) = delete;
     ShingleCounts &operator=(const ShingleCounts &) = delete;
-    ShingleCounts &operator=(ShingleCounts &&) = delete;
+    ShingleCounts &operator=(ShingleCounts &&other) noexcept;  // swaps: other frees this one's table
 
     // Counts one occurrence; true when the hash had not been seen before.
     bool add(uint64_t feature_hash) {
@@ -58,6 +58,9 @@ public:
         note_new_distinct();
         return true;
     }
+
+    // Adds n occurrences at once (to merge counts), saturating at UINT32_MAX; n = 0 adds nothing.
+    void add_count(uint64_t feature_hash, uint32_t n);
 
     // Asks for the cache line where add(feature_hash) starts to look: a batch of prefetches
     // before a batch of adds overlaps their memory latencies in a table larger than the caches.

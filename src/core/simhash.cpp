@@ -1,5 +1,6 @@
 #include "simhash.h"
 
+#include <cfloat>
 #include <cmath>
 
 #include <cstring>
@@ -51,13 +52,23 @@ uint64_t SimhashVote::fingerprint() {
     return fp;
 }
 
-uint64_t WeightedSimhashVote::fingerprint_of(const double *votes) {
+uint64_t WeightedSimhashVote::fingerprint() const {
+    // Summed |weights| may overflow where the votes do not (opposite weights cancel in a vote).
+    const double tie = kTieTolerance * (std::isfinite(magnitude_) ? magnitude_ : DBL_MAX);
     uint64_t fp = 0;
-    for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(votes[i] > 0.0) << i;
+    for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(votes_[i] > tie) << i;
     return fp;
 }
 
-uint64_t WeightedSimhashVote::fingerprint() const { return fingerprint_of(votes_); }
+void WeightedSimhashVote::save(double *state) const {
+    std::memcpy(state, votes_, sizeof(votes_));
+    state[64] = magnitude_;
+}
+
+void WeightedSimhashVote::load(const double *state) {
+    std::memcpy(votes_, state, sizeof(votes_));
+    magnitude_ = state[64];
+}
 
 bool WeightedSimhashVote::finite() const {
     for (double vote : votes_)

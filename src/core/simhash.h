@@ -33,28 +33,37 @@ private:
 };
 
 // Real-valued weights (TF-IDF, term frequencies). With every weight 1 it gives the same
-// fingerprint as SimhashVote.
+// fingerprint as SimhashVote. A bit whose vote is a tie up to rounding (|vote| at most
+// kTieTolerance of the summed |weights|) is 0, as a tie of unit votes is: real weights tie
+// exactly more often than one would think (ln 3 + ln 200/3 = ln 200), and rounding would decide
+// such a bit by the order in which the features were added.
 class WeightedSimhashVote {
 public:
+    static constexpr double kTieTolerance = 1e-9;
+    // A state for parallel aggregation: the 64 votes, then the summed |weights|.
+    static constexpr int kStateDoubles = 65;
+
     void add(uint64_t hash, double weight) {
         for (int i = 0; i < 64; ++i) {
             const double sign = static_cast<double>(static_cast<int>((hash >> i) & 1) * 2 - 1);
             votes_[i] += sign * weight;
         }
+        magnitude_ += weight < 0 ? -weight : weight;
     }
-    void merge(const double *other_votes) {
-        for (int i = 0; i < 64; ++i) votes_[i] += other_votes[i];
+    void merge(const WeightedSimhashVote &other) {
+        for (int i = 0; i < 64; ++i) votes_[i] += other.votes_[i];
+        magnitude_ += other.magnitude_;
     }
-    const double *votes() const { return votes_; }
-    double *votes() { return votes_; }
+    void save(double *state) const;
+    void load(const double *state);
     // False once a vote has overflowed to an infinity (or, adding opposite infinities, to NaN):
     // the fingerprint would then be wrong, and no later addition can bring it back.
     bool finite() const;
     uint64_t fingerprint() const;
-    static uint64_t fingerprint_of(const double *votes);
 
 private:
     double votes_[64] = {};
+    double magnitude_ = 0.0;
 };
 
 // How much each shingle of a text votes:
