@@ -111,7 +111,7 @@ FROM docs d JOIN truths t USING (source) GROUP BY d.source, t.t ORDER BY d.sourc
 
 -- SimHash configurations: every unit/size with each vote weighting, and IDF weights computed
 -- from the source's own documents (weight of a shingle in a document: (1 + ln tf) * ln(N / df),
--- through simhash(features, weights)).
+-- the dictionary built by simhash_idf, the fingerprint by simhash(body, idf)).
 CREATE TEMP TABLE configs (cfg int, name text, unit text, size int, weighting text);
 INSERT INTO configs
 SELECT row_number() OVER (), name, unit, size, weighting FROM (
@@ -122,20 +122,17 @@ SELECT row_number() OVER (), name, unit, size, weighting FROM (
   SELECT unit || ' ' || size || ', log x idf', unit, size, 'idf'
   FROM (VALUES ('word', 1), ('word', 2), ('char', 4)) u(unit, size)) c;
 
-CREATE TEMP TABLE shingle_tf AS
-SELECT d.doc_id, d.source, c.cfg, s AS shingle, count(*) AS tf
-FROM docs d, configs c, unnest(simhash_shingles(d.body, c.unit, c.size)) AS s
-WHERE c.weighting = 'idf' GROUP BY 1, 2, 3, 4;
-CREATE TEMP TABLE shingle_df AS SELECT source, cfg, shingle, count(*) AS df FROM shingle_tf GROUP BY 1, 2, 3;
+-- IDF dictionaries per source and configuration (simhash_idf), then simhash(body, idf).
+CREATE TEMP TABLE idf_dicts AS
+SELECT d.source, c.cfg, simhash_idf(d.body, c.unit, c.size) AS idf
+FROM docs d, configs c WHERE c.weighting = 'idf' GROUP BY 1, 2;
 
 CREATE TEMP TABLE fingerprints AS
 SELECT d.doc_id, c.cfg, simhash(d.body, c.unit, c.size, c.weighting) AS fp
 FROM docs d, configs c WHERE c.weighting <> 'idf'
 UNION ALL
-SELECT tf.doc_id, tf.cfg, simhash(array_agg(tf.shingle), array_agg((1 + ln(tf.tf)) * ln(n.n::float8 / df.df)))
-FROM shingle_tf tf JOIN shingle_df df USING (source, cfg, shingle)
-JOIN (SELECT source, count(*) AS n FROM docs GROUP BY 1) n USING (source)
-GROUP BY tf.doc_id, tf.cfg;
+SELECT d.doc_id, i.cfg, simhash(d.body, i.idf)
+FROM docs d JOIN idf_dicts i USING (source);
 CREATE TEMP TABLE doc_fingerprints AS
 SELECT doc_id, array_agg(fp ORDER BY cfg) AS fps FROM fingerprints GROUP BY doc_id;
 -- Temporary tables are never analyzed automatically; the joins below need their sizes.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SQL-level throughput in one run on the same rows: SELECT simhash(body) and minhash(body) against
-# SELECT md5(body), over real text (package copyright files and license texts, replicated to
+# SELECT md5(body), and the IDF aggregate and simhash(body, idf), over real text (package copyright files and license texts, replicated to
 # ~100 MB). Prints MB/s and the ratio to md5 (best of 5 runs each). Needs a running server with the
 # extension installed (PGHOST/PGPORT/PGUSER), e.g. inside scripts/bench.sh.
 set -euo pipefail
@@ -31,16 +31,22 @@ BEGIN
   RETURN best;
 END $$;
 SELECT format('rows: %s, text: %s MB', count(*), round(sum(octet_length(body)) / 1e6, 1)) FROM bench_docs;
+-- The IDF dictionary of the rows' words, stored (and so TOASTed) like a user's would be.
+CREATE TEMP TABLE bench_idf AS SELECT simhash_idf(body) AS idf FROM bench_docs;
 WITH m AS (SELECT sum(octet_length(body)) / 1e6 AS mb FROM bench_docs),
      t AS (SELECT pg_temp.best_ms('SELECT sum(length(md5(body))) FROM bench_docs') AS md5,
                   pg_temp.best_ms('SELECT sum(simhash(body)) FROM bench_docs') AS simhash,
                   pg_temp.best_ms('SELECT sum(simhash(body, unit => ''char'', size => 5)) FROM bench_docs') AS simhash_char,
-                  pg_temp.best_ms('SELECT sum((minhash(body))[1]) FROM bench_docs') AS minhash)
+                  pg_temp.best_ms('SELECT sum((minhash(body))[1]) FROM bench_docs') AS minhash,
+                  pg_temp.best_ms('SELECT simhash_idf(body) FROM bench_docs', 3) AS idf_build,
+                  pg_temp.best_ms('SELECT sum(simhash(body, (SELECT idf FROM bench_idf))) FROM bench_docs') AS simhash_idf)
 SELECT format(E'%-34s %8s %10s %12s\n', 'query', 'ms', 'MB/s', 'x md5') ||
        format(E'%-34s %8s %10s %12s\n', 'md5(body)', round(md5::numeric, 1), round((mb / md5 * 1000)::numeric, 1), '1.00') ||
        format(E'%-34s %8s %10s %12s\n', 'simhash(body)', round(simhash::numeric, 1), round((mb / simhash * 1000)::numeric, 1), round((simhash / md5)::numeric, 2)) ||
        format(E'%-34s %8s %10s %12s\n', 'simhash(body, char, 5)', round(simhash_char::numeric, 1), round((mb / simhash_char * 1000)::numeric, 1), round((simhash_char / md5)::numeric, 2)) ||
-       format(E'%-34s %8s %10s %12s', 'minhash(body) 128 slots', round(minhash::numeric, 1), round((mb / minhash * 1000)::numeric, 1), round((minhash / md5)::numeric, 2))
+       format(E'%-34s %8s %10s %12s\n', 'minhash(body) 128 slots', round(minhash::numeric, 1), round((mb / minhash * 1000)::numeric, 1), round((minhash / md5)::numeric, 2)) ||
+       format(E'%-34s %8s %10s %12s\n', 'simhash_idf(body) (aggregate)', round(idf_build::numeric, 1), round((mb / idf_build * 1000)::numeric, 1), round((idf_build / md5)::numeric, 2)) ||
+       format(E'%-34s %8s %10s %12s', 'simhash(body, idf)', round(simhash_idf::numeric, 1), round((mb / simhash_idf * 1000)::numeric, 1), round((simhash_idf / md5)::numeric, 2))
 FROM m, t;
 DROP TABLE bench_docs;
 SQL
