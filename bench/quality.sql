@@ -1,8 +1,8 @@
 -- Near-duplicate detection quality on real text, measured: precision, recall and F1 of SimHash
 -- (`hamming(a, b) <= k`, k = 0..16) under every feature set and vote weighting, of MinHash
--- (`minhash_jaccard >= t`), of an exact Jaccard detector, and of the verified hybrid (SimHash
--- candidates at a generous radius, kept when their exact Jaccard passes a threshold), per source
--- and overall.
+-- (`minhash_jaccard >= t` on every pair, and LSH through `minhash_pairs`), of an exact Jaccard
+-- detector, and of the verified hybrid (SimHash candidates at a generous radius, kept when their
+-- exact Jaccard passes a threshold), per source and overall.
 --
 -- Four sources of text that Debian ships (scripts/quality.sh installs them):
 --   faq-en        sections of the Debian FAQ in English (debian-faq)
@@ -234,3 +234,27 @@ SELECT k.k AS candidates_within, th.th AS jaccard_at_least,
        pg_temp.f1(count(*) FILTER (WHERE bits <= k.k AND truth AND j >= th.th), count(*) FILTER (WHERE bits <= k.k AND NOT truth AND j >= th.th), (SELECT sum(t) FROM truths)) AS f1
 FROM hybrid_candidates h, (VALUES (12), (16), (20)) k(k), (VALUES (0.2), (0.3), (0.4), (0.5)) th(th)
 GROUP BY k.k, th.th ORDER BY 1, 2;
+
+\echo '== MinHash LSH alone: minhash_pairs over word 3 signatures (128 slots) of each source, bands and rows chosen for the threshold; overall'
+CREATE TEMP TABLE lsh_pairs (th numeric, a int, b int, ms float8);
+DO $$
+DECLARE th numeric; src text; t0 timestamptz;
+BEGIN
+  FOREACH th IN ARRAY ARRAY[0.3, 0.4, 0.5, 0.6, 0.8] LOOP
+    FOR src IN SELECT DISTINCT source FROM docs ORDER BY 1 LOOP
+      t0 := clock_timestamp();
+      INSERT INTO lsh_pairs
+      SELECT th, least(p.id_a, p.id_b), greatest(p.id_a, p.id_b), NULL
+      FROM minhash_pairs(format('SELECT g.doc_id::bigint, g.sig FROM signatures g JOIN docs d USING (doc_id) WHERE g.mcfg = 3 AND d.source = %L', src), th::float8) p;
+      INSERT INTO lsh_pairs VALUES (th, NULL, NULL, extract(epoch FROM clock_timestamp() - t0) * 1000);
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT l.th AS threshold,
+       count(p.a) AS reported_pairs,
+       round(count(p.a) FILTER (WHERE p.truth)::numeric / nullif(count(p.a), 0), 3) AS precision,
+       round(count(p.a) FILTER (WHERE p.truth)::numeric / (SELECT sum(t) FROM truths), 3) AS recall,
+       pg_temp.f1(count(p.a) FILTER (WHERE p.truth), count(p.a) FILTER (WHERE NOT p.truth), (SELECT sum(t) FROM truths)) AS f1,
+       round((SELECT sum(ms) FROM lsh_pairs m WHERE m.th = l.th)::numeric) AS ms_all_sources
+FROM lsh_pairs l LEFT JOIN pairs p ON p.a = l.a AND p.b = l.b
+WHERE l.a IS NOT NULL GROUP BY l.th ORDER BY 1;
