@@ -501,6 +501,90 @@ COMMENT ON FUNCTION minhash_pairs(text, double precision, integer, integer, text
     'Pairs of rows of query (id bigint, signature integer[]) whose estimated Jaccard is at least threshold, found by LSH banding (bands x rows chosen from the threshold unless given) and verified on the whole signature; once each, id_a < id_b';
 
 --------------------------------------------------------------------------------------------------
+-- Batch pairs where the rows are (Citus): the permuted-table join as equi-joins on each table's
+-- key, so that rows co-locate by key and each node joins its own.
+--------------------------------------------------------------------------------------------------
+
+CREATE FUNCTION simhash_pairs_layout(rows bigint, radius integer, max_tables integer DEFAULT 16,
+                                     OUT blocks integer, OUT key_blocks integer, OUT tables integer) RETURNS record
+    AS 'MODULE_PATHNAME', 'simhash_pairs_layout' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_pairs_layout(bigint, integer, integer) IS
+    'The permuted tables of an exact pairs join of about rows fingerprints at radius (0..64) with at most max_tables tables: blocks = radius + key_blocks; two fingerprints within radius agree on the key of at least one of the tables';
+
+CREATE FUNCTION simhash_pairs_key(fingerprint bigint, radius integer, blocks integer, key_blocks integer, "table" integer) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'simhash_pairs_key' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_pairs_key(bigint, integer, integer, integer, integer) IS
+    'The key of a fingerprint in one table (0 .. tables - 1) of a layout from simhash_pairs_layout: rows to be joined in that table must be co-located by it';
+
+CREATE FUNCTION simhash_pairs_reports(a bigint, b bigint, radius integer, blocks integer, key_blocks integer, "table" integer) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_pairs_reports' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION simhash_pairs_reports(bigint, bigint, integer, integer, integer, integer) IS
+    'Whether the given table of the layout reports the pair: equal keys, within radius, and the first table on which the two agree; over all tables every pair within radius is reported exactly once';
+
+CREATE FUNCTION simhash_pairs_distributed(relation regclass, id_column name, fingerprint_column name,
+                                          radius integer DEFAULT 3, max_tables integer DEFAULT 16)
+    RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    rel_schema name;
+    rel_name name;
+    source text;
+    staging text;
+    staging_name name;
+    n bigint;
+    layout record;
+    distributed boolean := false;
+BEGIN
+    IF relation IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR radius IS NULL OR max_tables IS NULL THEN
+        RAISE EXCEPTION 'simhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT n.nspname, c.relname INTO rel_schema, rel_name
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+    WHERE c.oid OPERATOR(pg_catalog.=) relation;
+    source := pg_catalog.format('%I.%I', rel_schema, rel_name);
+    -- Not a Citus table: the single-node join. (Citus's catalog is read through EXECUTE, so that the
+    -- function works where Citus is not installed.)
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1)'
+            INTO distributed USING relation;
+    END IF;
+    IF NOT distributed THEN
+        RETURN QUERY SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(
+            pg_catalog.format('SELECT %I::pg_catalog.int8, %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL',
+                              id_column, fingerprint_column, source, fingerprint_column), radius) p;
+        RETURN;
+    END IF;
+    EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %s WHERE %I IS NOT NULL', source, fingerprint_column) INTO n;
+    layout := @extschema@.simhash_pairs_layout(n, radius, max_tables);
+    -- Every row once per table, distributed by (table, key): rows of equal key meet on one node.
+    -- Repartitioned by the workers among themselves; the coordinator sees only the pairs.
+    staging_name := pg_catalog.format('simhash_pairs_%s_%s', pg_catalog.pg_backend_pid(),
+                                      pg_catalog.txid_current());
+    staging := pg_catalog.format('%I.%I', rel_schema, staging_name);
+    EXECUTE pg_catalog.format('CREATE TABLE %s (bucket pg_catalog.int8, t pg_catalog.int4, key pg_catalog.int8, id pg_catalog.int8, fp pg_catalog.int8)', staging);
+    PERFORM pg_catalog.create_distributed_table(staging, 'bucket', colocate_with => 'none');
+    EXECUTE pg_catalog.format(
+        'INSERT INTO %s SELECT k OPERATOR(pg_catalog.#) (t::pg_catalog.int8 OPERATOR(pg_catalog.<<) 56), t, k, id, fp
+         FROM (SELECT %I::pg_catalog.int8 AS id, %I::pg_catalog.int8 AS fp FROM %s WHERE %I IS NOT NULL) r,
+              pg_catalog.generate_series(0, $4 OPERATOR(pg_catalog.-) 1) t,
+              LATERAL (SELECT @extschema@.simhash_pairs_key(r.fp, $1, $2, $3, t) AS k) key',
+        staging, id_column, fingerprint_column, source, fingerprint_column)
+        USING radius, layout.blocks, layout.key_blocks, layout.tables;
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT a.id, b.id, @extschema@.hamming_dist(a.fp, b.fp)
+         FROM %1$s a JOIN %1$s b ON a.bucket OPERATOR(pg_catalog.=) b.bucket AND a.t OPERATOR(pg_catalog.=) b.t
+                               AND a.key OPERATOR(pg_catalog.=) b.key AND a.id OPERATOR(pg_catalog.<) b.id
+         WHERE @extschema@.simhash_pairs_reports(a.fp, b.fp, $1, $2, $3, a.t)', staging)
+        USING radius, layout.blocks, layout.key_blocks;
+    EXECUTE pg_catalog.format('DROP TABLE %s', staging);
+END
+$function$;
+COMMENT ON FUNCTION simhash_pairs_distributed(regclass, name, name, integer, integer) IS
+    'simhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each permuted table''s key and joined where they meet, and only the pairs reach the coordinator (a table that is not distributed runs simhash_pairs); ids must be unique';
+
+--------------------------------------------------------------------------------------------------
 -- Deduplication on load (issue 4, on load): a BEFORE INSERT OR UPDATE row trigger (plain bigint
 -- fingerprint column; generated columns are computed after BEFORE triggers and are refused) that skips,
 -- rejects or marks rows within a radius of a stored row (or of a row inserted earlier by the same

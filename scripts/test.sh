@@ -3,7 +3,7 @@
 # module's exported symbols, runs the core unit tests (GoogleTest/CTest), the pg_regress suite and
 # isolation specs against a throwaway cluster, the client driver tests (test/clients: psycopg 3,
 # psycopg 2, asyncpg, node-postgres, JDBC) against the same cluster, and the TAP tests (each
-# starts clusters of its own).
+# starts clusters of its own), and the Citus suite (test/citus) when Citus is installed.
 # Leaves nothing running.
 source "$(dirname "$0")/common.sh"
 
@@ -45,4 +45,7 @@ if compgen -G "$REPO_ROOT/test/t/*.pl" >/dev/null; then
     as_cluster_user make -C "$TAP_DIR" -s tap PG_CONFIG="$PG_BIN/pg_config" \
         PROVE_FLAGS="--timer"
 fi
+# Citus (coordinator + 2 workers on this machine): run when Citus is installed, else skipped with a
+# message saying how to include it.
+bash "$REPO_ROOT/test/citus/run.sh"
 echo "==> all tests passed"

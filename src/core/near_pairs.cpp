@@ -154,14 +154,6 @@ void collapse(IdFingerprint *rows, size_t n, DistinctSet &set, Poller &poller) {
     set.offsets.push_back(static_cast<uint32_t>(n));
 }
 
-// Contiguous pieces of a combination's key: (shift, width) from the lowest block up.
-struct KeyPieces {
-    int count = 0;
-    int shift[64];
-    int width[64];
-    int bits = 0;
-};
-
 KeyPieces key_pieces(const NearPairsPlan &plan, size_t combination) {
     KeyPieces k;
     const uint64_t mask = combination_mask(plan, combination);
@@ -187,33 +179,6 @@ inline uint64_t extract_key(const KeyPieces &k, uint64_t fp) {
     for (int i = 0; i < k.count; ++i) key = (key << k.width[i]) | ((fp >> k.shift[i]) & low_bits(k.width[i]));
     return key;
 }
-
-// Decides whether a pair found by `combination` belongs to it: true when the combination is made
-// of the lowest-numbered blocks on which the two fingerprints agree.
-class FirstCombination {
-public:
-    FirstCombination(const NearPairsPlan &plan, size_t combination) {
-        for (int b = 0; b < plan.blocks; ++b)
-            for (int i = 0; i < plan.block_width[b]; ++i) block_of_bit_[plan.block_start[b] + i] = static_cast<uint8_t>(b);
-        const uint64_t mask = combination_mask(plan, combination);
-        const int highest = 63 - __builtin_clzll(mask);
-        before_ = low_bits(highest) & ~mask;
-    }
-    bool owns(uint64_t x, uint64_t y) const {
-        uint64_t diff = x ^ y, differing_blocks = 0;
-        while (diff) {
-            differing_blocks |= uint64_t{1} << block_of_bit_[__builtin_ctzll(diff)];
-            diff &= diff - 1;
-        }
-        // A block below the combination's highest one, outside it, on which x and y agree would
-        // make an earlier combination match.
-        return (before_ & ~differing_blocks) == 0;
-    }
-
-private:
-    uint8_t block_of_bit_[64];
-    uint64_t before_;
-};
 
 // Room for one permuted table and its radix-sort scratch (uninitialized, reused across tables).
 struct TableBuffers {
@@ -384,6 +349,39 @@ double table_plan_cost(size_t u, int blocks, int key_blocks, double tables) {
 }
 
 }  // namespace
+
+FirstCombination::FirstCombination(const NearPairsPlan &plan, size_t combination) {
+    for (int b = 0; b < plan.blocks; ++b)
+        for (int i = 0; i < plan.block_width[b]; ++i) block_of_bit_[plan.block_start[b] + i] = static_cast<uint8_t>(b);
+    const uint64_t mask = combination_mask(plan, combination);
+    const int highest = 63 - __builtin_clzll(mask);
+    before_ = low_bits(highest) & ~mask;
+}
+
+bool FirstCombination::owns(uint64_t x, uint64_t y) const {
+    uint64_t diff = x ^ y, differing_blocks = 0;
+    while (diff) {
+        differing_blocks |= uint64_t{1} << block_of_bit_[__builtin_ctzll(diff)];
+        diff &= diff - 1;
+    }
+    // A block below the combination's highest one, outside it, on which x and y agree would
+    // make an earlier combination match.
+    return (before_ & ~differing_blocks) == 0;
+}
+
+CombinationFilter::CombinationFilter(const NearPairsPlan &plan, size_t combination)
+    : radius_(plan.radius),
+      pieces_((plan.brute_force || combination >= plan.tables)
+                  ? throw std::invalid_argument("the plan has no such combination of blocks")
+                  : key_pieces(plan, combination)),
+      first_(plan, combination) {}
+
+uint64_t CombinationFilter::key(uint64_t fingerprint) const { return extract_key(pieces_, fingerprint); }
+
+bool CombinationFilter::reports(uint64_t x, uint64_t y) const {
+    return extract_key(pieces_, x) == extract_key(pieces_, y) && popcount64(x ^ y) <= radius_ && first_.owns(x, y);
+}
+
 
 namespace {
 constexpr int kRepeatedIdBucketBits = 10;

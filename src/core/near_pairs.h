@@ -102,6 +102,45 @@ NearPairsPlan plan_with_blocks(int radius, int blocks, int key_blocks);
 uint64_t combination_key(const NearPairsPlan &plan, size_t combination, uint64_t fingerprint);
 int combination_key_bits(const NearPairsPlan &plan, size_t combination);
 
+// One combination of a plan, for callers that partition rows by its key themselves (a distributed
+// join co-locates rows of equal key on one node and joins them there): the key of a fingerprint,
+// and whether this combination reports a pair, so that running every combination over any
+// partitioning by key reports each pair exactly once, as near_pairs_pass does.
+struct KeyPieces {  // contiguous pieces of a combination's key: (shift, width) from the lowest block up
+    int count = 0;
+    int shift[64];
+    int width[64];
+    int bits = 0;
+};
+
+// True for a pair when the combination is made of the lowest-numbered blocks on which the two
+// fingerprints agree.
+class FirstCombination {
+public:
+    FirstCombination(const NearPairsPlan &plan, size_t combination);
+    bool owns(uint64_t x, uint64_t y) const;
+
+private:
+    uint8_t block_of_bit_[64];
+    uint64_t before_;
+};
+
+class CombinationFilter {
+public:
+    // Throws std::invalid_argument for a brute-force plan or a combination it does not have.
+    CombinationFilter(const NearPairsPlan &plan, size_t combination);
+    uint64_t key(uint64_t fingerprint) const;
+    // The keys are equal, the distance is within the plan's radius, and this combination is the
+    // first on which they match.
+    bool reports(uint64_t x, uint64_t y) const;
+
+private:
+    int radius_;
+    KeyPieces pieces_;
+    FirstCombination first_;
+};
+static_assert(std::is_trivially_destructible<CombinationFilter>::value, "a filter owns no memory");
+
 // Ids --------------------------------------------------------------------------------------
 // Pairs and groups are reported by id, so every batch function needs unique ids: the joins
 // below take them as given (two rows with one id would make a pair of an id with itself), and

@@ -546,3 +546,33 @@ TEST(NeighbourhoodLockKeys, NearDuplicatesShareAKey) {
 
 }  // namespace
 }  // namespace simhash
+
+// A caller that partitions rows by each table's key (a distributed join) finds every pair within
+// the radius exactly once: the tables whose keys agree include exactly one that reports it.
+TEST(CombinationFilter, EveryPairWithinTheRadiusIsReportedByExactlyOneTable) {
+    std::mt19937_64 rng(17);
+    for (auto [radius, blocks, key_blocks] : {std::tuple{0, 1, 1}, {3, 4, 1}, {3, 5, 2}, {6, 8, 2}, {9, 12, 3}}) {
+        const simhash::NearPairsPlan plan = simhash::plan_with_blocks(radius, blocks, key_blocks);
+        std::vector<simhash::CombinationFilter> filters;
+        for (size_t c = 0; c < plan.tables; ++c) filters.emplace_back(plan, c);
+        for (int trial = 0; trial < 3000; ++trial) {
+            const uint64_t x = rng();
+            uint64_t y = x;
+            const int flips = static_cast<int>(rng() % static_cast<uint64_t>(radius + 3));
+            for (int f = 0; f < flips; ++f) y ^= uint64_t{1} << (rng() % 64);
+            const int distance = __builtin_popcountll(x ^ y);
+            int reporting = 0;
+            for (const auto &filter : filters) {
+                const bool reports = filter.reports(x, y);
+                EXPECT_EQ(reports, filter.reports(y, x));
+                if (reports) {
+                    EXPECT_EQ(filter.key(x), filter.key(y));
+                    ++reporting;
+                }
+            }
+            EXPECT_EQ(reporting, distance <= radius ? 1 : 0) << "radius " << radius << ", distance " << distance;
+        }
+    }
+    const simhash::NearPairsPlan plan = simhash::plan_with_blocks(3, 4, 1);
+    EXPECT_THROW(simhash::CombinationFilter(plan, plan.tables), std::invalid_argument);
+}

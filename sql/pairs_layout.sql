@@ -1,0 +1,70 @@
+-- The building blocks of a pairs join partitioned by table key (simhash_pairs_distributed runs
+-- them on Citus): joining the rows of equal key in every table and keeping the pairs a table
+-- reports gives exactly simhash_pairs, here on one node.
+CREATE TABLE layout_docs (id bigint, fp bigint);
+INSERT INTO layout_docs SELECT g, hashint8extended(g, 5) FROM generate_series(1, 3000) g;
+-- Clusters of 4 rows 1-4 bits apart, identical fingerprints, NULLs.
+INSERT INTO layout_docs
+SELECT 10000 + 4 * c + j, hashint8extended(c, 5) # (CASE WHEN j > 0 THEN 1::bigint << (j * 9) ELSE 0 END)
+                                                 # (CASE WHEN j > 2 THEN 7::bigint << 40 ELSE 0 END)
+FROM generate_series(1, 200) c, generate_series(0, 3) j;
+INSERT INTO layout_docs SELECT 20000 + g, hashint8extended(g, 5) FROM generate_series(1, 5) g;
+INSERT INTO layout_docs VALUES (30000, NULL);
+
+CREATE FUNCTION layout_pairs(radius integer, blocks integer, key_blocks integer, tables integer)
+RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+LANGUAGE sql AS $$
+    WITH layout AS (SELECT blocks, key_blocks, tables),
+    keyed AS (
+        SELECT t, simhash_pairs_key(d.fp, radius, l.blocks, l.key_blocks, t) AS key, d.id, d.fp
+        FROM layout_docs d, layout l, generate_series(0, l.tables - 1) t WHERE d.fp IS NOT NULL)
+    SELECT a.id, b.id, hamming_dist(a.fp, b.fp)
+    FROM keyed a JOIN keyed b ON a.t = b.t AND a.key = b.key AND a.id < b.id, layout l
+    WHERE simhash_pairs_reports(a.fp, b.fp, radius, l.blocks, l.key_blocks, a.t)
+$$;
+
+-- The layouts simhash_pairs_layout picks, and layouts with keys of several blocks.
+CREATE TABLE layouts AS
+SELECT r, l.* FROM (VALUES (0, 16), (1, 16), (3, 4), (6, 16), (9, 16)) v(r, m), LATERAL simhash_pairs_layout(3805, r, m) l
+UNION ALL VALUES (3, 5, 2, 10), (4, 7, 3, 35), (6, 8, 2, 28);
+SELECT r, blocks, key_blocks, tables,
+       (SELECT count(*) FROM layout_pairs(r, blocks, key_blocks, tables)) AS pairs,
+       (SELECT count(*) FROM (SELECT id_a, id_b FROM layout_pairs(r, blocks, key_blocks, tables) GROUP BY 1, 2 HAVING count(*) > 1) x) AS repeated,
+       (SELECT count(*) FROM ((SELECT * FROM layout_pairs(r, blocks, key_blocks, tables) EXCEPT SELECT * FROM simhash_pairs('SELECT id, fp FROM layout_docs', r))
+                              UNION ALL
+                              (SELECT * FROM simhash_pairs('SELECT id, fp FROM layout_docs', r) EXCEPT SELECT * FROM layout_pairs(r, blocks, key_blocks, tables))) d) AS different
+FROM layouts ORDER BY r, key_blocks;
+
+-- A table's key and report are those of the layout: equal keys are needed, and of the tables whose
+-- keys agree only the first reports.
+SELECT t, simhash_pairs_key(0, 3, 4, 1, t) AS key_of_0, simhash_pairs_key(-1, 3, 4, 1, t) AS key_of_all_ones,
+       simhash_pairs_reports(0, 1, 3, 4, 1, t) AS one_low_bit, simhash_pairs_reports(0, 1::bigint << 63, 3, 4, 1, t) AS one_high_bit
+FROM generate_series(0, 3) t;
+SELECT simhash_pairs_reports(0, 15, 3, 4, 1, 3) AS four_bits_apart, simhash_pairs_key(NULL, 3, 4, 1, 0) IS NULL AS null_key;
+
+-- simhash_pairs_distributed on a table that is not distributed is simhash_pairs.
+SELECT count(*) FROM simhash_pairs_distributed('layout_docs', 'id', 'fp', 3);
+-- Whatever the caller's search_path: functions named like the ones it calls, in a schema searched
+-- first, are not called.
+CREATE SCHEMA layout_hostile;
+CREATE FUNCTION layout_hostile.simhash_pairs(text, integer, text DEFAULT NULL) RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile simhash_pairs called'; END $$;
+CREATE FUNCTION layout_hostile.to_regclass(text) RETURNS regclass LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile to_regclass called'; END $$;
+SET search_path = layout_hostile, public;
+SELECT count(*) FROM public.simhash_pairs_distributed('public.layout_docs', 'id', 'fp', 3);
+RESET search_path;
+DROP SCHEMA layout_hostile CASCADE;
+
+-- Errors.
+SELECT simhash_pairs_key(1, 3, 5, 1, 0);
+SELECT simhash_pairs_key(1, 3, 4, 1, 4);
+SELECT simhash_pairs_key(1, 3, NULL, 1, 0);
+SELECT simhash_pairs_reports(1, 2, 65, 66, 1, 0);
+SELECT * FROM simhash_pairs_layout(-1, 3);
+SELECT * FROM simhash_pairs_layout(100, 70);
+SELECT * FROM simhash_pairs_layout(100, 3, 0);
+SELECT * FROM simhash_pairs_layout(1000000, 30, 4);
+SELECT * FROM simhash_pairs_distributed('layout_docs', 'id', NULL, 3);
+
+DROP FUNCTION layout_pairs(integer, integer, integer, integer);
+DROP TABLE layout_docs, layouts;

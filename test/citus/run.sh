@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The Citus suite: starts a coordinator and two workers on this machine (throwaway clusters of the
+# cluster user, like scripts/test.sh's), registers the workers, and runs the pg_regress tests of
+# test/citus/sql against the coordinator. Skipped, saying so, when Citus is not installed
+# (../shared/tools/install-citus.sh builds it; Citus is not a Debian package). Leaves nothing
+# running. Called by scripts/test.sh after the extension is installed.
+source "$(dirname "$0")/../../scripts/common.sh"
+
+if [ ! -f "$("$PG_BIN/pg_config" --pkglibdir)/citus.so" ]; then
+    echo "==> Citus tests SKIPPED: Citus is not installed for PostgreSQL $PG_MAJOR (install it with"
+    echo "    ../shared/tools/install-citus.sh, then run this command again to include them)"
+    exit 0
+fi
+echo "==> Citus tests (coordinator + 2 workers)"
+CITUS_DIR=$(mktemp -d /tmp/simhash-citus.XXXXXX)
+chown "$CLUSTER_USER" "$CITUS_DIR"
+NODES=(coordinator worker1 worker2)
+PORTS=()
+stop_citus() {
+    for node in "${NODES[@]}"; do
+        [ -d "$CITUS_DIR/$node" ] && as_cluster_user "$PG_BIN/pg_ctl" -D "$CITUS_DIR/$node" -m fast -w stop >/dev/null 2>&1
+    done
+    rm -rf "$CITUS_DIR"
+}
+trap stop_citus EXIT
+port=${SIMHASH_CITUS_PORT:-57432}
+for node in "${NODES[@]}"; do
+    while (echo >/dev/tcp/127.0.0.1/$port) 2>/dev/null || [ -e /tmp/.s.PGSQL.$port ]; do port=$((port + 1)); done
+    PORTS+=("$port")
+    as_cluster_user "$PG_BIN/initdb" -D "$CITUS_DIR/$node" -U "$CLUSTER_USER" -E UTF8 --locale=C.UTF-8 -A trust >/dev/null
+    as_cluster_user "$PG_BIN/pg_ctl" -D "$CITUS_DIR/$node" -l "$CITUS_DIR/$node.log" -w \
+        -o "-p $port -k $CITUS_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c shared_preload_libraries=citus -c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10" \
+        start >/dev/null
+    port=$((port + 1))
+done
+psql_on() { local p=$1; shift; as_cluster_user psql -X -q -v ON_ERROR_STOP=1 -h "$CITUS_DIR" -p "$p" "$@"; }
+for p in "${PORTS[@]}"; do
+    psql_on "$p" -d postgres -c "CREATE DATABASE simhash_citus"
+    psql_on "$p" -d simhash_citus -c "CREATE EXTENSION citus"
+done
+psql_on "${PORTS[0]}" -d simhash_citus -At \
+    -c "SELECT citus_set_coordinator_host('127.0.0.1', ${PORTS[0]})" \
+    -c "SELECT citus_add_node('127.0.0.1', ${PORTS[1]})" \
+    -c "SELECT citus_add_node('127.0.0.1', ${PORTS[2]})" >/dev/null
+
+REGRESS_OUT="$CITUS_DIR/results"
+mkdir -p "$REGRESS_OUT" && chown "$CLUSTER_USER" "$REGRESS_OUT"
+PG_REGRESS="$(dirname "$("$PG_BIN/pg_config" --pgxs)")/../test/regress/pg_regress"
+tests=$(cd "$REPO_ROOT/test/citus/sql" && ls *.sql | sed 's/\.sql$//')
+status=0
+as_cluster_user "$PG_REGRESS" --use-existing --dbname=simhash_citus --host="$CITUS_DIR" --port="${PORTS[0]}" \
+    --inputdir="$REPO_ROOT/test/citus" --outputdir="$REGRESS_OUT" $tests || status=$?
+# Results and diffs where pg_regress would leave them in a PGXS tree (test/citus/results).
+rm -rf "$REPO_ROOT/test/citus/results" "$REPO_ROOT/test/citus/regression.diffs"
+cp -r "$REGRESS_OUT/results" "$REPO_ROOT/test/citus/" 2>/dev/null || true
+cp "$REGRESS_OUT/regression.diffs" "$REPO_ROOT/test/citus/" 2>/dev/null || true
+if [ "$status" -ne 0 ]; then
+    head -n 200 "$REPO_ROOT/test/citus/regression.diffs" 2>/dev/null || true
+    exit 1
+fi

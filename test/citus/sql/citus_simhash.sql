@@ -1,0 +1,124 @@
+-- simhash on a Citus cluster (a coordinator and two workers): the extension and the index on every
+-- shard, Hamming searches pushed down to the shards' indexes (plain and prepared), top-k across
+-- shards, batch pairs computed on the workers equal to the single-node join, and a shard move that
+-- keeps the index.
+SET citus.next_shard_id TO 4200000;
+SET citus.shard_count TO 4;
+CREATE EXTENSION simhash;
+SELECT success, result FROM run_command_on_workers($$SELECT extversion FROM pg_extension WHERE extname = 'simhash'$$);
+
+-- 40,000 uniform fingerprints, 500 clusters of 4 near-duplicates (1-4 bits apart), NULLs.
+CREATE TABLE docs (id bigint PRIMARY KEY, fp bigint);
+SELECT create_distributed_table('docs', 'id');
+INSERT INTO docs SELECT g, hashint8extended(g, 7) FROM generate_series(1, 40000) g;
+INSERT INTO docs
+SELECT 100000 + 4 * c + j,
+       hashint8extended(c, 7) # (1::bigint << (c % 61)) # (CASE WHEN j > 0 THEN 1::bigint << (j * 5) ELSE 0 END)
+                              # (CASE WHEN j > 1 THEN 1::bigint << (j * 7 + 1) ELSE 0 END)
+FROM generate_series(1, 500) c, generate_series(0, 3) j;
+INSERT INTO docs SELECT 200000 + g, NULL FROM generate_series(1, 10) g;
+CREATE INDEX docs_fp ON docs USING simhash (fp);
+ANALYZE docs;
+-- A local copy on the coordinator: the reference answers. Citus joins no distributed table with
+-- a local one, so the comparisons run one query at a time.
+CREATE TABLE docs_local AS SELECT * FROM docs;
+ANALYZE docs_local;
+CREATE FUNCTION compare_searches(radius integer) RETURNS TABLE (centers integer, different integer, rows_found bigint)
+LANGUAGE plpgsql AS $$
+DECLARE q integer; d bigint; l bigint;
+BEGIN
+    centers := 0; different := 0; rows_found := 0;
+    FOR q IN 1..20 LOOP
+        SELECT count(*) INTO d FROM docs WHERE hamming(fp, hashint8extended(q * 31, 7)) <= radius;
+        SELECT count(*) INTO l FROM docs_local WHERE hamming(fp, hashint8extended(q * 31, 7)) <= radius;
+        centers := centers + 1;
+        different := different + (d <> l)::integer;
+        rows_found := rows_found + l;
+    END LOOP;
+    RETURN NEXT;
+END $$;
+CREATE FUNCTION nearest_distances(tab regclass, q bigint) RETURNS integer[] LANGUAGE plpgsql AS $$
+DECLARE result integer[];
+BEGIN
+    EXECUTE format('SELECT array_agg(d ORDER BY d) FROM (SELECT fp <~> $1 AS d FROM %s ORDER BY fp <~> $1 LIMIT 10) t', tab)
+        INTO result USING q;
+    RETURN result;
+END $$;
+
+-- Every shard has the index.
+SELECT success, result FROM run_command_on_shards('docs', $$SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = '%s'::regclass AND a.amname = 'simhash'$$);
+
+-- The search is pushed down to every shard, where the index answers it.
+CREATE FUNCTION plan_lines(query text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF, TIMING OFF, SUMMARY OFF) ' || query LOOP
+        RETURN NEXT regexp_replace(regexp_replace(line, 'port=\d+', 'port=N'), 'dbname=\S+', 'dbname=D');
+    END LOOP;
+END $$;
+SET citus.explain_all_tasks = on;
+SELECT plan_lines('SELECT id FROM docs WHERE hamming(fp, hashint8extended(7, 7)) <= 3');
+SELECT plan_lines('SELECT id FROM docs ORDER BY fp <~> hashint8extended(7, 7) LIMIT 3');
+RESET citus.explain_all_tasks;
+
+-- Exact: the same rows as the local table, at several radii and centers.
+SELECT r, c.* FROM generate_series(0, 16, 4) r, compare_searches(r) c ORDER BY r;
+SELECT array_agg(id ORDER BY id) FROM docs WHERE hamming(fp, hashint8extended(42, 7)) <= 6;
+SELECT array_agg(id ORDER BY id) FROM docs_local WHERE hamming(fp, hashint8extended(42, 7)) <= 6;
+
+-- Prepared statements: custom plans for five executions, then a generic plan.
+PREPARE near(bigint, integer) AS SELECT count(*) FROM docs WHERE hamming(fp, $1) <= $2;
+SELECT array_agg((SELECT count(*) FROM docs_local WHERE hamming(fp, hashint8extended(c, 7) # (1::bigint << c)) <= 9) ORDER BY c) AS local_counts
+FROM generate_series(1, 7) c;
+EXECUTE near(hashint8extended(1, 7) # (1::bigint << 1), 9);
+EXECUTE near(hashint8extended(2, 7) # (1::bigint << 2), 9);
+EXECUTE near(hashint8extended(3, 7) # (1::bigint << 3), 9);
+EXECUTE near(hashint8extended(4, 7) # (1::bigint << 4), 9);
+EXECUTE near(hashint8extended(5, 7) # (1::bigint << 5), 9);
+EXECUTE near(hashint8extended(6, 7) # (1::bigint << 6), 9);
+EXECUTE near(hashint8extended(7, 7) # (1::bigint << 7), 9);
+SELECT plan_lines('EXECUTE near(hashint8extended(8, 7), 3)');
+
+-- Top-k across shards: every shard returns its nearest, the coordinator merges them.
+SELECT nearest_distances('docs', q) AS distributed, nearest_distances('docs_local', q) AS local
+FROM (VALUES (hashint8extended(11, 7) # 1), (hashint8extended(123456, 3))) v(q);
+
+-- Batch pairs on the workers: equal to simhash_pairs over the same rows, at every radius tried.
+SELECT r,
+       (SELECT count(*) FROM simhash_pairs_distributed('docs', 'id', 'fp', r)) AS pairs,
+       (SELECT count(*) FROM ((SELECT * FROM simhash_pairs_distributed('docs', 'id', 'fp', r)
+                               EXCEPT SELECT * FROM simhash_pairs('SELECT id, fp FROM docs_local WHERE fp IS NOT NULL', r))
+                              UNION ALL
+                              (SELECT * FROM simhash_pairs('SELECT id, fp FROM docs_local WHERE fp IS NOT NULL', r)
+                               EXCEPT SELECT * FROM simhash_pairs_distributed('docs', 'id', 'fp', r))) d) AS different
+FROM (VALUES (0), (3), (8)) v(r);
+-- Each pair once, ids ordered.
+SELECT count(*) AS pairs, count(DISTINCT (id_a, id_b)) AS distinct_pairs, bool_and(id_a < id_b) AS ordered
+FROM simhash_pairs_distributed('docs', 'id', 'fp', 3);
+-- The layout it used, and a layout it cannot make.
+SELECT * FROM simhash_pairs_layout(40000, 3);
+SELECT * FROM simhash_pairs_layout(40000, 40, 16);
+-- A table that is not distributed runs the single-node join.
+SELECT count(*) FROM simhash_pairs_distributed('docs_local', 'id', 'fp', 3);
+-- Whatever the caller's search_path: objects named like the ones it uses, in a schema searched
+-- first, are never called.
+CREATE SCHEMA hostile;
+CREATE FUNCTION hostile.count(bigint) RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile count called'; END $$;
+CREATE FUNCTION hostile.format(text, name, name) RETURNS text LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile format called'; END $$;
+CREATE FUNCTION hostile.int8eq(bigint, bigint) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile = called'; END $$;
+CREATE OPERATOR hostile.= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hostile.int8eq);
+CREATE FUNCTION hostile.simhash_pairs_key(bigint, integer, integer, integer, integer) RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile key called'; END $$;
+SET search_path = hostile, public;
+SELECT count(*) FROM public.simhash_pairs_distributed('public.docs', 'id', 'fp', 3);
+RESET search_path;
+
+-- A shard moved to the other worker keeps its index and its answers.
+SELECT citus_move_shard_placement(p.shardid, p.nodename, p.nodeport, o.nodename, o.nodeport, shard_transfer_mode => 'block_writes') IS NOT NULL AS moved
+FROM pg_dist_shard s JOIN pg_dist_shard_placement p USING (shardid)
+JOIN pg_dist_node o ON o.nodeport <> p.nodeport AND o.noderole = 'primary' AND o.groupid <> 0
+WHERE s.logicalrelid = 'docs'::regclass ORDER BY s.shardid LIMIT 1;
+SELECT success, result FROM run_command_on_shards('docs', $$SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = '%s'::regclass AND a.amname = 'simhash'$$);
+SELECT * FROM compare_searches(8);
+
+DROP TABLE docs, docs_local;
+DROP SCHEMA hostile CASCADE;
