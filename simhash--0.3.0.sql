@@ -521,6 +521,17 @@ CREATE FUNCTION simhash_pairs_reports(a bigint, b bigint, radius integer, blocks
 COMMENT ON FUNCTION simhash_pairs_reports(bigint, bigint, integer, integer, integer, integer) IS
     'Whether the given table of the layout reports the pair: equal keys, within radius, and the first table on which the two agree; over all tables every pair within radius is reported exactly once';
 
+CREATE FUNCTION simhash_pairs_agg_transfn(internal, bigint, bigint, integer, integer, integer, integer) RETURNS internal
+    AS 'MODULE_PATHNAME', 'simhash_pairs_agg_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION simhash_pairs_agg_finalfn(internal) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'simhash_pairs_agg_finalfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE simhash_pairs_agg(id bigint, fingerprint bigint, radius integer, blocks integer, key_blocks integer, "table" integer) (
+    SFUNC = simhash_pairs_agg_transfn, STYPE = internal, FINALFUNC = simhash_pairs_agg_finalfn, PARALLEL = SAFE);
+COMMENT ON AGGREGATE simhash_pairs_agg(bigint, bigint, integer, integer, integer, integer) IS
+    'The pairs one table of a layout reports among a group of rows of equal key in that table, as a flat array of (id_a, id_b, distance) triples (NULL: none); GROUP BY the table and its key';
+COMMENT ON FUNCTION simhash_pairs_agg_transfn(internal, bigint, bigint, integer, integer, integer, integer) IS 'simhash_pairs_agg transition function';
+COMMENT ON FUNCTION simhash_pairs_agg_finalfn(internal) IS 'simhash_pairs_agg final function: the pairs of the group';
+
 CREATE FUNCTION simhash_pairs_distributed(relation regclass, id_column name, fingerprint_column name,
                                           radius integer DEFAULT 3, max_tables integer DEFAULT 16)
     RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
@@ -534,8 +545,14 @@ DECLARE
     staging text;
     staging_name name;
     n bigint;
-    layout record;
     distributed boolean := false;
+    kb integer;
+    i integer;
+    tables pg_catalog.numeric;
+    cost pg_catalog.numeric;
+    best_cost pg_catalog.numeric;
+    best_tables integer;
+    key_blocks integer;
 BEGIN
     IF relation IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR radius IS NULL OR max_tables IS NULL THEN
         RAISE EXCEPTION 'simhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
@@ -557,27 +574,51 @@ BEGIN
         RETURN;
     END IF;
     EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %s WHERE %I IS NOT NULL', source, fingerprint_column) INTO n;
-    layout := @extschema@.simhash_pairs_layout(n, radius, max_tables);
+    -- The layout: every table moves all rows between the workers (about 2 us a row on a 2-core
+    -- host), every pair of rows of equal key is one comparison in simhash_pairs_agg (about 5 ns);
+    -- longer keys (more key blocks) mean more tables and fewer comparisons.
+    -- (Plain operators in this function's own expressions are pg_catalog's: its search_path is
+    -- pinned, and PostgreSQL never looks for operators in pg_temp.)
+    FOR kb IN 1 .. 64 - radius LOOP
+        tables := 1;
+        FOR i IN 1 .. kb LOOP
+            tables := tables * (radius + i) / i;
+        END LOOP;
+        EXIT WHEN tables > max_tables;
+        cost := tables * (2.0 * n + 0.005 * n::pg_catalog.numeric * n
+                                     / pg_catalog.power(2.0, 64.0 * kb / (radius + kb) + 1));
+        IF best_cost IS NULL OR cost < best_cost THEN
+            best_cost := cost;
+            key_blocks := kb;
+            best_tables := tables;
+        END IF;
+    END LOOP;
+    IF key_blocks IS NULL THEN
+        RAISE EXCEPTION 'no layout of at most % tables covers radius %', max_tables, radius
+            USING ERRCODE = '54000', HINT = 'Allow more tables, or run simhash_pairs on one node.';
+    END IF;
     -- Every row once per table, distributed by (table, key): rows of equal key meet on one node.
     -- Repartitioned by the workers among themselves; the coordinator sees only the pairs.
     staging_name := pg_catalog.format('simhash_pairs_%s_%s', pg_catalog.pg_backend_pid(),
                                       pg_catalog.txid_current());
     staging := pg_catalog.format('%I.%I', rel_schema, staging_name);
-    EXECUTE pg_catalog.format('CREATE TABLE %s (bucket pg_catalog.int8, t pg_catalog.int4, key pg_catalog.int8, id pg_catalog.int8, fp pg_catalog.int8)', staging);
+    EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s (bucket pg_catalog.int8, t pg_catalog.int2, id pg_catalog.int8, fp pg_catalog.int8)', staging);
     PERFORM pg_catalog.create_distributed_table(staging, 'bucket', colocate_with => 'none');
     EXECUTE pg_catalog.format(
-        'INSERT INTO %s SELECT k OPERATOR(pg_catalog.#) (t::pg_catalog.int8 OPERATOR(pg_catalog.<<) 56), t, k, id, fp
+        'INSERT INTO %s SELECT @extschema@.simhash_pairs_key(r.fp, $1, $2, $3, t) OPERATOR(pg_catalog.#) (t::pg_catalog.int8 OPERATOR(pg_catalog.<<) 56), t, r.id, r.fp
          FROM (SELECT %I::pg_catalog.int8 AS id, %I::pg_catalog.int8 AS fp FROM %s WHERE %I IS NOT NULL) r,
-              pg_catalog.generate_series(0, $4 OPERATOR(pg_catalog.-) 1) t,
-              LATERAL (SELECT @extschema@.simhash_pairs_key(r.fp, $1, $2, $3, t) AS k) key',
+              pg_catalog.generate_series(0, $4 OPERATOR(pg_catalog.-) 1) t',
         staging, id_column, fingerprint_column, source, fingerprint_column)
-        USING radius, layout.blocks, layout.key_blocks, layout.tables;
+        USING radius, radius OPERATOR(pg_catalog.+) key_blocks, key_blocks, best_tables;
+    -- Each worker groups its rows by (bucket, table) and compares every group in C; equal buckets
+    -- of one table are equal keys (simhash_pairs_agg checks the key again).
     RETURN QUERY EXECUTE pg_catalog.format(
-        'SELECT a.id, b.id, @extschema@.hamming_dist(a.fp, b.fp)
-         FROM %1$s a JOIN %1$s b ON a.bucket OPERATOR(pg_catalog.=) b.bucket AND a.t OPERATOR(pg_catalog.=) b.t
-                               AND a.key OPERATOR(pg_catalog.=) b.key AND a.id OPERATOR(pg_catalog.<) b.id
-         WHERE @extschema@.simhash_pairs_reports(a.fp, b.fp, $1, $2, $3, a.t)', staging)
-        USING radius, layout.blocks, layout.key_blocks;
+        'SELECT g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 1], g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 2],
+                g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 3]::pg_catalog.int4
+         FROM (SELECT @extschema@.simhash_pairs_agg(id, fp, $1, $2, $3, t) AS p FROM %s GROUP BY bucket, t) g,
+              pg_catalog.generate_series(0, (pg_catalog.array_length(g.p, 1) OPERATOR(pg_catalog./) 3) OPERATOR(pg_catalog.-) 1) i
+         WHERE g.p IS NOT NULL', staging)
+        USING radius, radius OPERATOR(pg_catalog.+) key_blocks, key_blocks;
     EXECUTE pg_catalog.format('DROP TABLE %s', staging);
 END
 $function$;

@@ -23,6 +23,19 @@ LANGUAGE sql AS $$
     WHERE simhash_pairs_reports(a.fp, b.fp, radius, l.blocks, l.key_blocks, a.t)
 $$;
 
+-- The same with the rows of each key grouped and compared by simhash_pairs_agg (what
+-- simhash_pairs_distributed runs on each worker).
+CREATE FUNCTION layout_pairs_agg(radius integer, blocks integer, key_blocks integer, tables integer)
+RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+LANGUAGE sql AS $$
+    SELECT g.p[3 * i + 1], g.p[3 * i + 2], g.p[3 * i + 3]::integer
+    FROM (SELECT simhash_pairs_agg(d.id, d.fp, radius, blocks, key_blocks, t) AS p
+          FROM layout_docs d, generate_series(0, tables - 1) t WHERE d.fp IS NOT NULL
+          GROUP BY t, simhash_pairs_key(d.fp, radius, blocks, key_blocks, t)) g,
+         generate_series(0, array_length(g.p, 1) / 3 - 1) i
+    WHERE g.p IS NOT NULL
+$$;
+
 -- The layouts simhash_pairs_layout picks, and layouts with keys of several blocks.
 CREATE TABLE layouts AS
 SELECT r, l.* FROM (VALUES (0, 16), (1, 16), (3, 4), (6, 16), (9, 16)) v(r, m), LATERAL simhash_pairs_layout(3805, r, m) l
@@ -32,7 +45,11 @@ SELECT r, blocks, key_blocks, tables,
        (SELECT count(*) FROM (SELECT id_a, id_b FROM layout_pairs(r, blocks, key_blocks, tables) GROUP BY 1, 2 HAVING count(*) > 1) x) AS repeated,
        (SELECT count(*) FROM ((SELECT * FROM layout_pairs(r, blocks, key_blocks, tables) EXCEPT SELECT * FROM simhash_pairs('SELECT id, fp FROM layout_docs', r))
                               UNION ALL
-                              (SELECT * FROM simhash_pairs('SELECT id, fp FROM layout_docs', r) EXCEPT SELECT * FROM layout_pairs(r, blocks, key_blocks, tables))) d) AS different
+                              (SELECT * FROM simhash_pairs('SELECT id, fp FROM layout_docs', r) EXCEPT SELECT * FROM layout_pairs(r, blocks, key_blocks, tables))) d) AS different,
+       (SELECT count(*) FROM layout_pairs_agg(r, blocks, key_blocks, tables)) AS pairs_agg,
+       (SELECT count(*) FROM ((SELECT * FROM layout_pairs_agg(r, blocks, key_blocks, tables) EXCEPT SELECT * FROM simhash_pairs('SELECT id, fp FROM layout_docs', r))
+                              UNION ALL
+                              (SELECT * FROM simhash_pairs('SELECT id, fp FROM layout_docs', r) EXCEPT SELECT * FROM layout_pairs_agg(r, blocks, key_blocks, tables))) d) AS different_agg
 FROM layouts ORDER BY r, key_blocks;
 
 -- A table's key and report are those of the layout: equal keys are needed, and of the tables whose
@@ -65,6 +82,8 @@ SELECT * FROM simhash_pairs_layout(100, 70);
 SELECT * FROM simhash_pairs_layout(100, 3, 0);
 SELECT * FROM simhash_pairs_layout(1000000, 30, 4);
 SELECT * FROM simhash_pairs_distributed('layout_docs', 'id', NULL, 3);
+SELECT simhash_pairs_agg(id, fp, 3, 4, 1, (id % 2)::integer) FROM layout_docs;
 
 DROP FUNCTION layout_pairs(integer, integer, integer, integer);
+DROP FUNCTION layout_pairs_agg(integer, integer, integer, integer);
 DROP TABLE layout_docs, layouts;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# All pairs within RADIUS bits (default 3) among N uniform random fingerprints plus 1% planted
+# near-duplicates, on a Citus cluster: simhash_pairs_distributed over the distributed table
+# (repartitioned on the workers) against simhash_pairs over a local copy on the coordinator (one
+# node), in the same run. Prints seconds, pairs, and the bytes that crossed the loopback interface
+# during each (the cluster's nodes talk over 127.0.0.1; on one host this measures overhead and
+# correctness, not speed-up).
+# Usage: PGHOST=... PGPORT=<coordinator> bench/citus_pairs_bench.sh [ROWS ...]   (default 1000000)
+set -euo pipefail
+radius=${RADIUS:-3}
+psql=(psql -X -q -At -v ON_ERROR_STOP=1)
+lo_bytes() { awk '/^ *lo:/ { printf "%.0f\n", $2 + $10 }' /proc/net/dev; }
+printf '%-10s %-26s %10s %10s %16s\n' rows method seconds pairs loopback_bytes
+for rows in "${@:-1000000}"; do
+    "${psql[@]}" <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS simhash;
+DROP TABLE IF EXISTS bench_docs, bench_docs_local;
+CREATE TABLE bench_docs (id bigint PRIMARY KEY, fp bigint);
+SELECT create_distributed_table('bench_docs', 'id');
+INSERT INTO bench_docs SELECT g, hashint8extended(g, 7) FROM generate_series(1, $rows) g;
+INSERT INTO bench_docs SELECT $rows + g, hashint8extended(g, 7) # (1::bigint << (g % 64)) FROM generate_series(1, $rows / 100) g;
+CREATE TABLE bench_docs_local AS SELECT * FROM bench_docs;
+VACUUM ANALYZE bench_docs_local;
+SQL
+    for method in distributed single_node; do
+        if [ "$method" = distributed ]; then
+            query="SELECT count(*) FROM simhash_pairs_distributed('bench_docs', 'id', 'fp', $radius)"
+        else
+            query="SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM bench_docs_local', $radius)"
+        fi
+        before=$(lo_bytes)
+        start=$(date +%s.%N)
+        pairs=$("${psql[@]}" -c "SET client_min_messages = warning" -c "$query")
+        end=$(date +%s.%N)
+        after=$(lo_bytes)
+        printf '%-10s %-26s %10.2f %10s %16s\n' "$rows" "$method" "$(echo "$end - $start" | bc)" "$pairs" "$((after - before))"
+    done
+done
+"${psql[@]}" -c "DROP TABLE IF EXISTS bench_docs, bench_docs_local"
