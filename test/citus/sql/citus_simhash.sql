@@ -59,6 +59,7 @@ END $$;
 SET citus.explain_all_tasks = on;
 SELECT plan_lines('SELECT id FROM docs WHERE hamming(fp, hashint8extended(7, 7)) <= 3');
 SELECT plan_lines('SELECT id FROM docs ORDER BY fp <~> hashint8extended(7, 7) LIMIT 3');
+SELECT plan_lines('SELECT id FROM docs WHERE fp <@ hamming_ball(hashint8extended(7, 7), 5)') LIMIT 6;
 RESET citus.explain_all_tasks;
 
 -- Exact: the same rows as the local table, at several radii and centers.
@@ -111,6 +112,23 @@ CREATE FUNCTION hostile.simhash_pairs_key(bigint, integer, integer, integer, int
 SET search_path = hostile, public;
 SELECT count(*) FROM public.simhash_pairs_distributed('public.docs', 'id', 'fp', 3);
 RESET search_path;
+
+-- Dedup on load through the coordinator: its neighbourhood locks, then a check that reaches every
+-- shard. A row 2 bits from a stored row on another shard is not inserted; an unrelated row is.
+CREATE FUNCTION load_unless_near(new_id bigint, new_fp bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM simhash_lock_neighbourhood(new_fp, 3, 'docs');
+    IF EXISTS (SELECT 1 FROM docs WHERE hamming(fp, new_fp) <= 3) THEN
+        RETURN false;
+    END IF;
+    INSERT INTO docs VALUES (new_id, new_fp);
+    RETURN true;
+END $$;
+SELECT get_shard_id_for_distribution_column('docs', 5) <> get_shard_id_for_distribution_column('docs', 300001) AS other_shard,
+       load_unless_near(300001, hashint8extended(5, 7) # 3) AS near_loaded,
+       load_unless_near(300002, 123456789) AS unrelated_loaded;
+SELECT count(*) FROM docs WHERE id IN (300001, 300002);
+DELETE FROM docs WHERE id IN (300001, 300002);
 
 -- A shard moved to the other worker keeps its index and its answers.
 SELECT citus_move_shard_placement(p.shardid, p.nodename, p.nodeport, o.nodename, o.nodeport, shard_transfer_mode => 'block_writes') IS NOT NULL AS moved
