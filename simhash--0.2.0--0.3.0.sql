@@ -226,6 +226,25 @@ $function$;
 COMMENT ON FUNCTION simhash_pairs_distributed(regclass, name, name, integer, integer) IS
     'simhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each permuted table''s key and joined where they meet, and only the pairs reach the coordinator (a table that is not distributed runs simhash_pairs); ids must be unique';
 
+CREATE FUNCTION simhash_pair_groups(pairs_query text, memory_limit text DEFAULT NULL)
+    RETURNS TABLE (id bigint, group_id bigint)
+    AS 'MODULE_PATHNAME', 'simhash_pair_groups' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_pair_groups(text, text) IS
+    'Connected components of the pairs of pairs_query (id_a bigint, id_b bigint), e.g. from simhash_pairs_distributed: every id of some pair with the smallest id of its group (ids in no pair are not listed); in memory, 48 bytes a pair';
+
+CREATE FUNCTION simhash_groups_distributed(relation regclass, id_column name, fingerprint_column name,
+                                           radius integer DEFAULT 3, max_tables integer DEFAULT 16)
+    RETURNS TABLE (id bigint, group_id bigint)
+    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+    SELECT g.id, g.group_id FROM @extschema@.simhash_pair_groups(pg_catalog.format(
+        'SELECT id_a, id_b FROM @extschema@.simhash_pairs_distributed(%s::pg_catalog.oid::pg_catalog.regclass, %L, %L, %s, %s)',
+        relation::pg_catalog.oid, id_column, fingerprint_column, radius, max_tables)) g
+$function$;
+COMMENT ON FUNCTION simhash_groups_distributed(regclass, name, name, integer, integer) IS
+    'Connected components of the within-radius pairs of a Citus table, the pairs computed on the workers (simhash_pairs_distributed) and only they grouped on the coordinator: every row with a near-duplicate and the smallest id of its group (rows without one are not listed)';
+
 -- Indexes and generated columns computed with simhash(text, ...) hold fingerprints of the old
 -- definition: each is named, since nothing else would tell that their values are stale.
 DO $$

@@ -72,6 +72,17 @@ SELECT count(*) FROM public.simhash_pairs_distributed('public.layout_docs', 'id'
 RESET search_path;
 DROP SCHEMA layout_hostile CASCADE;
 
+-- Groups from pairs computed elsewhere: the connected components simhash_groups finds, for every
+-- row that has a near-duplicate.
+WITH g AS (SELECT * FROM simhash_pair_groups('SELECT id_a, id_b FROM simhash_pairs(''SELECT id, fp FROM layout_docs'', 6)')),
+     s AS (SELECT * FROM simhash_groups('SELECT id, fp FROM layout_docs', 6)
+           WHERE group_id IN (SELECT group_id FROM simhash_groups('SELECT id, fp FROM layout_docs', 6) GROUP BY 1 HAVING count(*) > 1))
+SELECT (SELECT count(*) FROM g) AS grouped_rows, (SELECT count(DISTINCT group_id) FROM g) AS groups,
+       (SELECT count(*) FROM ((SELECT * FROM g EXCEPT SELECT * FROM s) UNION ALL (SELECT * FROM s EXCEPT SELECT * FROM g)) d) AS different;
+SELECT * FROM simhash_pair_groups('SELECT 5::bigint, 3::bigint UNION ALL SELECT 3, 9 UNION ALL SELECT 20, 11 UNION ALL SELECT 11, 20') ORDER BY id;
+SELECT * FROM simhash_pair_groups('SELECT id_a, id_b FROM simhash_pairs(''SELECT id, fp FROM layout_docs'', 6)', '64kB');
+SELECT * FROM simhash_groups_distributed('layout_docs', 'id', 'fp', 3) ORDER BY id LIMIT 4;
+
 -- Errors.
 SELECT simhash_pairs_key(1, 3, 5, 1, 0);
 SELECT simhash_pairs_key(1, 3, 4, 1, 4);

@@ -1032,6 +1032,39 @@ SIMHASH_FUNCTION(simhash_groups) {
     return (Datum)0;
 }
 
+// simhash_pair_groups(pairs_query text, memory_limit text DEFAULT NULL)
+//   RETURNS TABLE (id bigint, group_id bigint)
+// Connected components of pairs computed elsewhere (simhash_pairs_distributed on a cluster): every
+// id of some pair, with the smallest id of its group. Works in memory: 48 bytes a pair.
+SIMHASH_FUNCTION(simhash_pair_groups) {
+    const char *query = query_argument(fcinfo, "simhash_pair_groups");
+    const size_t limit = memory_limit_argument(fcinfo, 1);
+    constexpr size_t kBytesPerPair = sizeof(simhash::IdFingerprint) + 4 * sizeof(int64);
+    RunState state;
+    init_run_state(&state, fcinfo, "simhash_pair_groups");
+    FingerprintInput input;
+    read_fingerprints(&state, query, std::max<size_t>(limit / kBytesPerPair, 1), false, &input);
+    if (input.counted_only)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("simhash_pair_groups: %zu pairs need %s, memory_limit is %s", input.n,
+                               size_text(input.n * kBytesPerPair).text, size_text(limit).text),
+                        errhint("Raise memory_limit, or lower the radius of the pairs.")));
+    int64 *ids = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * (2 * input.n + 1)));
+    int64 *groups = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * (2 * input.n + 1)));
+    const size_t m = simhash::edge_components(input.rows, input.n, ids, groups);
+    Datum values[2];
+    bool nulls[2] = {false, false};
+    for (size_t i = 0; i < m; ++i) {
+        values[0] = Int64GetDatum(ids[i]);
+        values[1] = Int64GetDatum(groups[i]);
+        tuplestore_putvalues(state.store, state.desc, values, nulls);
+    }
+    pfree(ids);
+    pfree(groups);
+    pfree(input.rows);
+    return (Datum)0;
+}
+
 // minhash_pairs(query text, threshold float8 DEFAULT 0.8, bands integer DEFAULT NULL,
 //               rows integer DEFAULT NULL, memory_limit text DEFAULT NULL)
 //   RETURNS TABLE (id_a bigint, id_b bigint, jaccard float8)

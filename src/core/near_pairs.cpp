@@ -644,6 +644,22 @@ private:
 
 }  // namespace
 
+size_t edge_components(const IdFingerprint *edges, size_t n, int64_t *ids, int64_t *groups) {
+    if (n > (size_t{UINT32_MAX} - 1) / 2) throw std::length_error("edge_components takes at most 2^31 - 1 edges");
+    for (size_t i = 0; i < n; ++i) {
+        ids[2 * i] = edges[i].id;
+        ids[2 * i + 1] = static_cast<int64_t>(edges[i].fingerprint);
+    }
+    std::sort(ids, ids + 2 * n);
+    const size_t m = static_cast<size_t>(std::unique(ids, ids + 2 * n) - ids);
+    auto index_of = [&](int64_t id) { return static_cast<uint32_t>(std::lower_bound(ids, ids + m, id) - ids); };
+    UnionFind components(m);
+    for (size_t i = 0; i < n; ++i) components.unite(index_of(edges[i].id), index_of(static_cast<int64_t>(edges[i].fingerprint)));
+    // The root of a component is its smallest index, so its smallest id.
+    for (size_t i = 0; i < m; ++i) groups[i] = ids[components.find(static_cast<uint32_t>(i))];
+    return m;
+}
+
 size_t leader_groups_memory(size_t n, uint64_t pairs) {
     return n * kBytesPerRowLeaderGroups + static_cast<size_t>(pairs) * kBytesPerLeaderPair;
 }

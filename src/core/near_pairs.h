@@ -198,6 +198,12 @@ RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMeth
                       int64_t *group, const RunControl &control, size_t memory_limit = SIZE_MAX,
                       size_t *memory_needed = nullptr);
 
+// Connected components of a graph given by its edges (edges[i].id, edges[i].fingerprint read as
+// an id), e.g. pairs computed elsewhere: writes every id that is in an edge once, ascending, to
+// ids (room for 2n), and the smallest id of its component to groups (room for 2n); returns how
+// many ids. Ids in no edge are in no group.
+size_t edge_components(const IdFingerprint *edges, size_t n, int64_t *ids, int64_t *groups);
+
 // MinHash LSH ------------------------------------------------------------------------------
 
 struct LshParameters {

@@ -576,3 +576,18 @@ TEST(CombinationFilter, EveryPairWithinTheRadiusIsReportedByExactlyOneTable) {
     const simhash::NearPairsPlan plan = simhash::plan_with_blocks(3, 4, 1);
     EXPECT_THROW(simhash::CombinationFilter(plan, plan.tables), std::invalid_argument);
 }
+
+TEST(EdgeComponents, GroupsEveryIdOfAnEdgeUnderTheSmallestIdOfItsComponent) {
+    // 5-3, 3-9 (one component), 20-11 twice, a self-loop on 7, a large id.
+    const simhash::IdFingerprint edges[] = {{5, 3}, {3, 9}, {20, 11}, {11, 20}, {7, 7}, {int64_t{1} << 40, 9}};
+    int64_t ids[12], groups[12];
+    const size_t m = simhash::edge_components(edges, 6, ids, groups);
+    ASSERT_EQ(m, 7u);
+    const int64_t expected_ids[] = {3, 5, 7, 9, 11, 20, int64_t{1} << 40};
+    const int64_t expected_groups[] = {3, 3, 7, 3, 11, 11, 3};
+    for (size_t i = 0; i < m; ++i) {
+        EXPECT_EQ(ids[i], expected_ids[i]);
+        EXPECT_EQ(groups[i], expected_groups[i]);
+    }
+    EXPECT_EQ(simhash::edge_components(edges, 0, ids, groups), 0u);
+}

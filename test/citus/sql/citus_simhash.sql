@@ -93,6 +93,15 @@ SELECT r,
                               (SELECT * FROM simhash_pairs('SELECT id, fp FROM docs_local WHERE fp IS NOT NULL', r)
                                EXCEPT SELECT * FROM simhash_pairs_distributed('docs', 'id', 'fp', r))) d) AS different
 FROM (VALUES (0), (3), (8)) v(r);
+-- Groups of near-duplicates from the pairs computed on the workers: the groups simhash_groups
+-- finds on the local copy, for every row with a near-duplicate.
+CREATE TABLE local_groups AS SELECT * FROM simhash_groups('SELECT id, fp FROM docs_local WHERE fp IS NOT NULL', 3);
+DELETE FROM local_groups WHERE group_id IN (SELECT group_id FROM local_groups GROUP BY 1 HAVING count(*) = 1);
+CREATE TABLE distributed_groups AS SELECT * FROM simhash_groups_distributed('docs', 'id', 'fp', 3);
+SELECT (SELECT count(*) FROM distributed_groups) AS grouped_rows, (SELECT count(DISTINCT group_id) FROM distributed_groups) AS groups,
+       (SELECT count(*) FROM ((SELECT * FROM distributed_groups EXCEPT SELECT * FROM local_groups)
+                              UNION ALL (SELECT * FROM local_groups EXCEPT SELECT * FROM distributed_groups)) d) AS different;
+DROP TABLE local_groups, distributed_groups;
 -- Each pair once, ids ordered.
 SELECT count(*) AS pairs, count(DISTINCT (id_a, id_b)) AS distinct_pairs, bool_and(id_a < id_b) AS ordered
 FROM simhash_pairs_distributed('docs', 'id', 'fp', 3);
