@@ -133,6 +133,25 @@ COMMENT ON AGGREGATE simhash_pairs_agg(bigint, bigint, integer, integer, integer
 COMMENT ON FUNCTION simhash_pairs_agg_transfn(internal, bigint, bigint, integer, integer, integer, integer) IS 'simhash_pairs_agg transition function';
 COMMENT ON FUNCTION simhash_pairs_agg_finalfn(internal) IS 'simhash_pairs_agg final function: the pairs of the group';
 
+CREATE FUNCTION simhash_distributed_relation(relation regclass, OUT schema_name name, OUT qualified_name text,
+                                             OUT distributed boolean) RETURNS record
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    SELECT n.nspname, pg_catalog.format('%I.%I', n.nspname, c.relname) INTO schema_name, qualified_name
+    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = relation;
+    distributed := false;
+    -- Citus's catalog is read through EXECUTE, so that this works where Citus is not installed.
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1)'
+            INTO distributed USING relation;
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION simhash_distributed_relation(regclass) IS
+    'The schema and schema-qualified name of a relation, and whether it is a Citus distributed table: how the *_distributed functions decide where to run';
+
 CREATE FUNCTION simhash_pairs_distributed(relation regclass, id_column name, fingerprint_column name,
                                           radius integer DEFAULT 3, max_tables integer DEFAULT 16)
     RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
@@ -141,12 +160,11 @@ CREATE FUNCTION simhash_pairs_distributed(relation regclass, id_column name, fin
 AS $function$
 DECLARE
     rel_schema name;
-    rel_name name;
     source text;
     staging text;
     staging_name name;
     n bigint;
-    distributed boolean := false;
+    distributed boolean;
     kb integer;
     i integer;
     tables pg_catalog.numeric;
@@ -158,16 +176,8 @@ BEGIN
     IF relation IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR radius IS NULL OR max_tables IS NULL THEN
         RAISE EXCEPTION 'simhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
     END IF;
-    SELECT n.nspname, c.relname INTO rel_schema, rel_name
-    FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-    WHERE c.oid OPERATOR(pg_catalog.=) relation;
-    source := pg_catalog.format('%I.%I', rel_schema, rel_name);
-    -- Not a Citus table: the single-node join. (Citus's catalog is read through EXECUTE, so that the
-    -- function works where Citus is not installed.)
-    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-        EXECUTE 'SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1)'
-            INTO distributed USING relation;
-    END IF;
+    SELECT r.schema_name, r.qualified_name, r.distributed INTO rel_schema, source, distributed
+    FROM @extschema@.simhash_distributed_relation(relation) r;
     IF NOT distributed THEN
         RETURN QUERY SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(
             pg_catalog.format('SELECT %I::pg_catalog.int8, %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL',
@@ -244,6 +254,90 @@ AS $function$
 $function$;
 COMMENT ON FUNCTION simhash_groups_distributed(regclass, name, name, integer, integer) IS
     'Connected components of the within-radius pairs of a Citus table, the pairs computed on the workers (simhash_pairs_distributed) and only they grouped on the coordinator: every row with a near-duplicate and the smallest id of its group (rows without one are not listed)';
+
+CREATE FUNCTION minhash_lsh_parameters(threshold double precision, slots integer, OUT bands integer, OUT "rows" integer) RETURNS record
+    AS 'MODULE_PATHNAME', 'minhash_lsh_parameters' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_lsh_parameters(double precision, integer) IS
+    'The LSH banding minhash_pairs chooses for a threshold and signatures of slots slots: bands of rows slots each';
+CREATE FUNCTION minhash_band_key(signature integer[], "rows" integer, band integer) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash_band_key' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_band_key(integer[], integer, integer) IS
+    'The hash of band band (0-based, rows slots each) of a MinHash signature: rows to be compared in that band must be co-located by it';
+CREATE FUNCTION minhash_pairs_agg_transfn(internal, bigint, integer[], double precision, integer, integer) RETURNS internal
+    AS 'MODULE_PATHNAME', 'minhash_pairs_agg_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION minhash_pairs_agg_finalfn(internal) RETURNS bigint[]
+    AS 'MODULE_PATHNAME', 'minhash_pairs_agg_finalfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE minhash_pairs_agg(id bigint, signature integer[], threshold double precision, "rows" integer, band integer) (
+    SFUNC = minhash_pairs_agg_transfn, STYPE = internal, FINALFUNC = minhash_pairs_agg_finalfn, PARALLEL = SAFE);
+COMMENT ON AGGREGATE minhash_pairs_agg(bigint, integer[], double precision, integer, integer) IS
+    'The pairs one LSH band reports among a group of rows of equal band key (the first band both share, estimated Jaccard at least threshold), as a flat array of (id_a, id_b, equal slots) triples (NULL: none); GROUP BY the band and its key';
+COMMENT ON FUNCTION minhash_pairs_agg_transfn(internal, bigint, integer[], double precision, integer, integer) IS 'minhash_pairs_agg transition function';
+COMMENT ON FUNCTION minhash_pairs_agg_finalfn(internal) IS 'minhash_pairs_agg final function: the pairs of the group';
+
+CREATE FUNCTION minhash_pairs_distributed(relation regclass, id_column name, signature_column name,
+                                          threshold double precision DEFAULT 0.8, bands integer DEFAULT NULL,
+                                          "rows" integer DEFAULT NULL)
+    RETURNS TABLE (id_a bigint, id_b bigint, jaccard double precision)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    rel_schema name;
+    source text;
+    staging text;
+    distributed boolean;
+    slots integer;
+    band_count integer := bands;
+    band_rows integer := "rows";
+BEGIN
+    IF relation IS NULL OR id_column IS NULL OR signature_column IS NULL OR threshold IS NULL THEN
+        RAISE EXCEPTION 'minhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT r.schema_name, r.qualified_name, r.distributed INTO rel_schema, source, distributed
+    FROM @extschema@.simhash_distributed_relation(relation) r;
+    IF NOT distributed THEN
+        RETURN QUERY SELECT p.id_a, p.id_b, p.jaccard FROM @extschema@.minhash_pairs(
+            pg_catalog.format('SELECT %I::pg_catalog.int8, %I FROM %s WHERE %I IS NOT NULL',
+                              id_column, signature_column, source, signature_column), threshold, bands, "rows") p;
+        RETURN;
+    END IF;
+    EXECUTE pg_catalog.format('SELECT pg_catalog.array_length(%I, 1) FROM %s WHERE %I IS NOT NULL LIMIT 1',
+                              signature_column, source, signature_column) INTO slots;
+    IF slots IS NULL THEN
+        RETURN;
+    END IF;
+    IF band_count IS NULL AND band_rows IS NULL THEN
+        SELECT l.bands, l."rows" INTO band_count, band_rows FROM @extschema@.minhash_lsh_parameters(threshold, slots) l;
+    ELSIF band_count IS NULL OR band_rows IS NULL THEN
+        RAISE EXCEPTION 'give both bands and rows, or neither' USING ERRCODE = '22023';
+    ELSIF band_count < 1 OR band_rows < 1 OR band_count * band_rows > slots THEN
+        RAISE EXCEPTION 'bands and rows must be positive with bands * rows at most % (the slots), not % * %',
+            slots, band_count, band_rows USING ERRCODE = '22023';
+    END IF;
+    -- Every row once per band, distributed by (band, band hash): rows of equal band meet on one
+    -- node, which compares them; only the pairs reach the coordinator.
+    staging := pg_catalog.format('%I.%I', rel_schema,
+                                 pg_catalog.format('minhash_pairs_%s_%s', pg_catalog.pg_backend_pid(), pg_catalog.txid_current()));
+    EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s (bucket pg_catalog.int8, band pg_catalog.int2, id pg_catalog.int8, signature pg_catalog.int4[])', staging);
+    PERFORM pg_catalog.create_distributed_table(staging, 'bucket', colocate_with => 'none');
+    EXECUTE pg_catalog.format(
+        'INSERT INTO %s SELECT @extschema@.minhash_band_key(r.signature, $1, b) OPERATOR(pg_catalog.#) (b::pg_catalog.int8 OPERATOR(pg_catalog.<<) 56), b, r.id, r.signature
+         FROM (SELECT %I::pg_catalog.int8 AS id, %I AS signature FROM %s WHERE %I IS NOT NULL) r,
+              pg_catalog.generate_series(0, $2 OPERATOR(pg_catalog.-) 1) b',
+        staging, id_column, signature_column, source, signature_column)
+        USING band_rows, band_count;
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 1], g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 2],
+                g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 3]::pg_catalog.float8 OPERATOR(pg_catalog./) $3
+         FROM (SELECT @extschema@.minhash_pairs_agg(id, signature, $1, $2, band) AS p FROM %s GROUP BY bucket, band) g,
+              pg_catalog.generate_series(0, (pg_catalog.array_length(g.p, 1) OPERATOR(pg_catalog./) 3) OPERATOR(pg_catalog.-) 1) i
+         WHERE g.p IS NOT NULL', staging)
+        USING threshold, band_rows, slots::pg_catalog.float8;
+    EXECUTE pg_catalog.format('DROP TABLE %s', staging);
+END
+$function$;
+COMMENT ON FUNCTION minhash_pairs_distributed(regclass, name, name, double precision, integer, integer) IS
+    'minhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each LSH band''s hash and compared where they meet, and only the pairs reach the coordinator (a table that is not distributed runs minhash_pairs); ids must be unique';
 
 -- Indexes and generated columns computed with simhash(text, ...) hold fingerprints of the old
 -- definition: each is named, since nothing else would tell that their values are stale.

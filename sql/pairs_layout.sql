@@ -83,6 +83,34 @@ SELECT * FROM simhash_pair_groups('SELECT 5::bigint, 3::bigint UNION ALL SELECT 
 SELECT * FROM simhash_pair_groups('SELECT id_a, id_b FROM simhash_pairs(''SELECT id, fp FROM layout_docs'', 6)', '64kB');
 SELECT * FROM simhash_groups_distributed('layout_docs', 'id', 'fp', 3) ORDER BY id LIMIT 4;
 
+-- MinHash LSH partitioned by band: grouping the rows of every band by its hash and keeping what
+-- minhash_pairs_agg reports gives exactly minhash_pairs.
+CREATE TABLE layout_sigs AS
+SELECT id, minhash(ARRAY(SELECT 'w' || ((id / 4) * 100 + k) FROM generate_series(1, 40 - (id % 4) * 3) k), 64) AS signature
+FROM generate_series(1, 400) id;
+CREATE FUNCTION layout_minhash_pairs(threshold float8, bands integer, band_rows integer)
+RETURNS TABLE (id_a bigint, id_b bigint, jaccard float8)
+LANGUAGE sql AS $$
+    SELECT g.p[3 * i + 1], g.p[3 * i + 2], g.p[3 * i + 3]::float8 / 64
+    FROM (SELECT minhash_pairs_agg(s.id, s.signature, threshold, band_rows, b) AS p
+          FROM layout_sigs s, generate_series(0, bands - 1) b
+          GROUP BY b, minhash_band_key(s.signature, band_rows, b)) g,
+         generate_series(0, array_length(g.p, 1) / 3 - 1) i
+    WHERE g.p IS NOT NULL
+$$;
+SELECT t, l.*, (SELECT count(*) FROM layout_minhash_pairs(t, l.bands, l.rows)) AS pairs,
+       (SELECT count(*) FROM ((SELECT * FROM layout_minhash_pairs(t, l.bands, l.rows) EXCEPT SELECT * FROM minhash_pairs('SELECT id::bigint, signature FROM layout_sigs', t))
+                              UNION ALL
+                              (SELECT * FROM minhash_pairs('SELECT id::bigint, signature FROM layout_sigs', t) EXCEPT SELECT * FROM layout_minhash_pairs(t, l.bands, l.rows))) d) AS different
+FROM (VALUES (0.5), (0.8)) v(t), LATERAL minhash_lsh_parameters(t, 64) l ORDER BY t;
+SELECT count(*) FROM minhash_pairs_distributed('layout_sigs', 'id', 'signature', 0.5);
+SELECT minhash_band_key('{1,2,3}', 2, 1);
+SELECT minhash_pairs_agg(id, signature, 0.5, 4, (id % 2)::integer) FROM layout_sigs;
+SELECT * FROM minhash_lsh_parameters(0, 64);
+SELECT * FROM minhash_pairs_distributed('layout_sigs', 'id', 'signature', 0.5, 4);
+DROP FUNCTION layout_minhash_pairs(float8, integer, integer);
+DROP TABLE layout_sigs;
+
 -- Errors.
 SELECT simhash_pairs_key(1, 3, 5, 1, 0);
 SELECT simhash_pairs_key(1, 3, 4, 1, 4);

@@ -2,7 +2,7 @@
 // place. Each block is guarded by PG_VERSION_NUM; the glue code calls the names defined here
 // (name_compat for a PostgreSQL function whose arguments changed), so it reads the same on every
 // release and the PostgreSQL 15 build calls exactly what it called before. Include this header
-// instead of postgres.h (it includes postgres.h and fmgr.h).
+// instead of postgres.h (it includes postgres.h, fmgr.h and the varlena macros).
 //
 // scripts/check_versions.sh builds the extension against another installation and runs the
 // regression suite there.
@@ -15,6 +15,14 @@ extern "C" {
 
 #if PG_VERSION_NUM < 150000
 #error "simhash needs PostgreSQL 15 or later"
+#endif
+
+// --- Varlena macros ------------------------------------------------------------------------------
+// PostgreSQL 16 moved VARDATA_ANY and friends out of postgres.h into varatt.h.
+#if PG_VERSION_NUM >= 160000
+extern "C" {
+#include "varatt.h"
+}
 #endif
 
 // --- Symbol visibility ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 //   simhash_pairs_reports(a, b, radius, blocks, key_blocks, t)  table t reports the pair (a, b)
 // simhash_pairs_distributed (SQL, in the install script) runs them on a Citus cluster.
 #include <cstring>
+#include <type_traits>
 
 #include "core/hamming.h"
 #include "core/near_pairs.h"
@@ -117,6 +118,37 @@ SIMHASH_FUNCTION(simhash_pairs_reports) {
 // by key on each worker and lets this compare them in C, instead of a self-join that calls
 // simhash_pairs_reports once per candidate. The state is a plain array in the aggregate's context.
 namespace {
+// The triples (id_a, id_b, value) a group's final function reports, ids ordered, growing in the
+// current context; returned as a flat bigint[] (NULL when empty).
+struct PairTriples {
+    int64 *values = nullptr;
+    Size count = 0;
+    Size capacity = 0;
+    void add(int64 a, int64 b, int64 value) {
+        if (count + 3 > capacity) {
+            capacity = capacity ? capacity * 2 : 48;
+            values = static_cast<int64 *>(values ? repalloc_huge(values, capacity * sizeof(int64)) : palloc(capacity * sizeof(int64)));
+        }
+        values[count++] = a < b ? a : b;
+        values[count++] = a < b ? b : a;
+        values[count++] = value;
+    }
+    Datum array() const {
+        Datum *elements = static_cast<Datum *>(palloc(count * sizeof(Datum)));
+        for (Size k = 0; k < count; ++k) elements[k] = Int64GetDatum(values[k]);
+        return PointerGetDatum(construct_array(elements, static_cast<int>(count), INT8OID, sizeof(int64), FLOAT8PASSBYVAL,
+                                               TYPALIGN_DOUBLE));
+    }
+};
+static_assert(std::is_trivially_destructible<PairTriples>::value, "triples live in palloc'd memory");
+
+MemoryContext pairs_aggregate_context(FunctionCallInfo fcinfo, const char *name) {
+    MemoryContext aggcontext;
+    if (!AggCheckCallContext(fcinfo, &aggcontext))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s called outside an aggregate", name)));
+    return aggcontext;
+}
+
 struct GroupRows {
     Layout layout;
     int64 *ids;
@@ -127,9 +159,7 @@ struct GroupRows {
 }  // namespace
 
 SIMHASH_FUNCTION(simhash_pairs_agg_transfn) {
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("simhash_pairs_agg called outside an aggregate")));
+    MemoryContext aggcontext = pairs_aggregate_context(fcinfo, "simhash_pairs_agg");
     GroupRows *rows = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<GroupRows *>(PG_GETARG_POINTER(0));
     if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) {
         if (rows == nullptr) PG_RETURN_NULL();
@@ -162,24 +192,130 @@ SIMHASH_FUNCTION(simhash_pairs_agg_finalfn) {
     const GroupRows *rows = reinterpret_cast<GroupRows *>(PG_GETARG_POINTER(0));
     // The layout of the group's first row (a final function sees no argument values).
     const simhash::CombinationFilter &filter = layout_filter(fcinfo, rows->layout);
-    Size count = 0, capacity = 0;
-    int64 *out = nullptr;
+    PairTriples pairs;
     for (Size i = 0; i < rows->n; ++i) {
         if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
+        for (Size j = i + 1; j < rows->n; ++j)
+            if (filter.reports(rows->fps[i], rows->fps[j]))
+                pairs.add(rows->ids[i], rows->ids[j], simhash::hamming_distance(rows->fps[i], rows->fps[j]));
+    }
+    if (pairs.count == 0) PG_RETURN_NULL();
+    return pairs.array();
+}
+
+// MinHash LSH where the rows are: band b of every signature is a key; rows of equal key in one
+// band meet in one group, and the group reports the pairs whose first shared band is b and whose
+// estimated Jaccard passes the threshold (core minhash_band_reports), as minhash_pairs does.
+namespace {
+
+// A one-dimensional integer[] without NULLs: its slots.
+const uint32 *signature_argument(FunctionCallInfo fcinfo, int arg, int *slots) {
+    ArrayType *signature = PG_GETARG_ARRAYTYPE_P(arg);
+    if (ARR_ELEMTYPE(signature) != INT4OID || ARR_NDIM(signature) != 1 || array_contains_nulls(signature) ||
+        ARR_DIMS(signature)[0] < 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("the signature is not a MinHash signature"),
+                        errdetail("A signature is a one-dimensional integer[] without NULLs, as made by minhash().")));
+    *slots = ARR_DIMS(signature)[0];
+    return reinterpret_cast<const uint32 *>(ARR_DATA_PTR(signature));
+}
+
+void check_band(int slots, int32 rows, int32 band) {
+    if (rows < 1 || band < 0 || static_cast<int64>(band + 1) * rows > slots)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("band %d of %d slots lies outside a signature of %d slots", band, rows, slots),
+                        errhint("Take bands and rows from minhash_lsh_parameters(threshold, slots).")));
+}
+
+struct BandRows {
+    double threshold;
+    int32 rows, band, slots;
+    int64 *ids;
+    uint32 *signatures;  // slots each
+    Size n;
+    Size capacity;
+};
+
+}  // namespace
+
+// minhash_lsh_parameters(threshold, slots, OUT bands, OUT rows): the banding minhash_pairs chooses.
+SIMHASH_FUNCTION(minhash_lsh_parameters) {
+    const double threshold = PG_GETARG_FLOAT8(0);
+    const int32 slots = PG_GETARG_INT32(1);
+    if (!(threshold > 0.0 && threshold <= 1.0))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("threshold must be greater than 0 and at most 1, not %g", threshold)));
+    if (slots < 1) ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("slots must be at least 1, not %d", slots)));
+    const simhash::LshParameters parameters = simhash::lsh_parameters(threshold, slots);
+    TupleDesc desc;
+    if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
+        elog(ERROR, "minhash_lsh_parameters: return type must be a row type");
+    Datum values[2] = {Int32GetDatum(parameters.bands), Int32GetDatum(parameters.rows)};
+    bool nulls[2] = {};
+    PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+// minhash_band_key(signature, rows, band) → bigint: the hash of one band, the key rows are
+// co-located by.
+SIMHASH_FUNCTION(minhash_band_key) {
+    int slots;
+    const uint32 *signature = signature_argument(fcinfo, 0, &slots);
+    const int32 rows = PG_GETARG_INT32(1), band = PG_GETARG_INT32(2);
+    check_band(slots, rows, band);
+    PG_RETURN_INT64(static_cast<int64>(simhash::minhash_band_hash(signature, band, rows)));
+}
+
+// minhash_pairs_agg(id, signature, threshold, rows, band) → bigint[]: the pairs band `band`
+// reports among a group of rows of equal band key, as (id_a, id_b, equal slots) triples.
+SIMHASH_FUNCTION(minhash_pairs_agg_transfn) {
+    MemoryContext aggcontext = pairs_aggregate_context(fcinfo, "minhash_pairs_agg");
+    BandRows *rows = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<BandRows *>(PG_GETARG_POINTER(0));
+    if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) {
+        if (rows == nullptr) PG_RETURN_NULL();
+        PG_RETURN_POINTER(rows);
+    }
+    for (int i = 3; i < 6; ++i)
+        if (PG_ARGISNULL(i))
+            ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold, rows and band must not be NULL")));
+    int slots;
+    const uint32 *signature = signature_argument(fcinfo, 2, &slots);
+    const double threshold = PG_GETARG_FLOAT8(3);
+    const int32 band_rows = PG_GETARG_INT32(4), band = PG_GETARG_INT32(5);
+    if (rows == nullptr) {
+        check_band(slots, band_rows, band);
+        rows = static_cast<BandRows *>(MemoryContextAllocZero(aggcontext, sizeof(BandRows)));
+        *rows = BandRows{threshold, band_rows, band, slots, nullptr, nullptr, 0, 4};
+        rows->ids = static_cast<int64 *>(MemoryContextAlloc(aggcontext, rows->capacity * sizeof(int64)));
+        rows->signatures = static_cast<uint32 *>(MemoryContextAllocHuge(aggcontext, rows->capacity * slots * sizeof(uint32)));
+    } else if (rows->threshold != threshold || rows->rows != band_rows || rows->band != band || rows->slots != slots) {
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("minhash_pairs_agg needs signatures of one length and the same threshold, rows and band for every row of a group"),
+                        errhint("Group by the band number.")));
+    }
+    if (rows->n == rows->capacity) {
+        rows->capacity *= 2;
+        rows->ids = static_cast<int64 *>(repalloc_huge(rows->ids, rows->capacity * sizeof(int64)));
+        rows->signatures = static_cast<uint32 *>(repalloc_huge(rows->signatures, rows->capacity * slots * sizeof(uint32)));
+    }
+    rows->ids[rows->n] = PG_GETARG_INT64(1);
+    std::memcpy(rows->signatures + rows->n * slots, signature, sizeof(uint32) * slots);
+    rows->n++;
+    PG_RETURN_POINTER(rows);
+}
+
+SIMHASH_FUNCTION(minhash_pairs_agg_finalfn) {
+    if (PG_ARGISNULL(0)) PG_RETURN_NULL();
+    const BandRows *rows = reinterpret_cast<BandRows *>(PG_GETARG_POINTER(0));
+    const Size width = static_cast<Size>(rows->slots);
+    PairTriples pairs;
+    for (Size i = 0; i < rows->n; ++i) {
+        if ((i & 63) == 0) CHECK_FOR_INTERRUPTS();
         for (Size j = i + 1; j < rows->n; ++j) {
-            if (!filter.reports(rows->fps[i], rows->fps[j])) continue;
-            if (count + 3 > capacity) {
-                capacity = capacity ? capacity * 2 : 48;
-                out = static_cast<int64 *>(out ? repalloc_huge(out, capacity * sizeof(int64)) : palloc(capacity * sizeof(int64)));
-            }
-            const bool ordered = rows->ids[i] < rows->ids[j];
-            out[count++] = ordered ? rows->ids[i] : rows->ids[j];
-            out[count++] = ordered ? rows->ids[j] : rows->ids[i];
-            out[count++] = simhash::hamming_distance(rows->fps[i], rows->fps[j]);
+            double jaccard;
+            if (simhash::minhash_band_reports(rows->signatures + i * width, rows->signatures + j * width, rows->slots,
+                                              rows->rows, rows->band, rows->threshold, &jaccard))
+                pairs.add(rows->ids[i], rows->ids[j], static_cast<int64>(jaccard * rows->slots + 0.5));  // equal slots
         }
     }
-    if (count == 0) PG_RETURN_NULL();
-    Datum *elements = static_cast<Datum *>(palloc(count * sizeof(Datum)));
-    for (Size k = 0; k < count; ++k) elements[k] = Int64GetDatum(out[k]);
-    PG_RETURN_POINTER(construct_array(elements, static_cast<int>(count), INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+    if (pairs.count == 0) PG_RETURN_NULL();
+    return pairs.array();
 }

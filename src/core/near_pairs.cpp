@@ -812,6 +812,20 @@ LshParameters lsh_parameters(double threshold, int slots, double false_positive_
 }
 
 
+bool minhash_band_reports(const uint32_t *a, const uint32_t *b, int slots, int rows, int band, double threshold,
+                          double *jaccard) {
+    if (slots < 1 || rows < 1 || band < 0 || static_cast<long>(band + 1) * rows > slots)
+        throw std::invalid_argument("the band lies outside the signature");
+    auto band_equal = [&](int e) {
+        return std::memcmp(a + static_cast<size_t>(e) * rows, b + static_cast<size_t>(e) * rows, sizeof(uint32_t) * rows) == 0;
+    };
+    if (!band_equal(band)) return false;
+    for (int e = 0; e < band; ++e)
+        if (band_equal(e)) return false;  // reported by an earlier band
+    *jaccard = minhash_jaccard(a, b, static_cast<size_t>(slots));
+    return *jaccard >= threshold;
+}
+
 uint64_t minhash_band_hash(const uint32_t *signature, int band, int rows) {
     const uint32_t *x = signature + static_cast<size_t>(band) * rows;
     uint64_t h = 0x9e3779b97f4a7c15ull * (band + 1);

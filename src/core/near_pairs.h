@@ -235,6 +235,13 @@ RunStatus minhash_pairs(const int64_t *ids, const uint32_t *signatures, size_t n
                         bool (*emit)(void *context, const JaccardPair *pairs, size_t n),
                         const RunControl &control, int first_band = 0, int band_count = -1);
 
+// Whether band `band` (of `rows` slots) reports the pair of signatures a and b in an LSH join
+// partitioned by band hash (each partition holding every row of its hashes): the band is equal in
+// both, no earlier band is (that band reports it), and the estimated Jaccard, set in *jaccard, is
+// at least threshold. Exactly what minhash_pairs reports for that band.
+bool minhash_band_reports(const uint32_t *a, const uint32_t *b, int slots, int rows, int band, double threshold,
+                          double *jaccard);
+
 // The bucket hash of one band of a signature (equal bands have equal hashes).
 uint64_t minhash_band_hash(const uint32_t *signature, int band, int rows);
 

@@ -591,3 +591,47 @@ TEST(EdgeComponents, GroupsEveryIdOfAnEdgeUnderTheSmallestIdOfItsComponent) {
     }
     EXPECT_EQ(simhash::edge_components(edges, 0, ids, groups), 0u);
 }
+
+// A band reports a pair exactly when minhash_pairs reports it from that band: over every band,
+// each pair minhash_pairs finds is reported once, and nothing else is.
+TEST(MinhashBandReports, AgreesWithMinhashPairsBandByBand) {
+    std::mt19937_64 rng(23);
+    const int slots = 32, bands = 6, rows = 5;
+    const size_t n = 120;
+    std::vector<uint32_t> signatures(n * slots);
+    std::vector<int64_t> ids(n);
+    for (size_t i = 0; i < n; ++i) {
+        ids[i] = static_cast<int64_t>(i);
+        for (int s = 0; s < slots; ++s)  // rows of a family of 4 share most slots
+            signatures[i * slots + s] = rng() % 4 == 0 ? static_cast<uint32_t>(rng()) : static_cast<uint32_t>((i / 4) * 1000 + s);
+    }
+    simhash::LshParameters parameters;
+    parameters.bands = bands;
+    parameters.rows = rows;
+    std::set<std::pair<int64_t, int64_t>> expected;
+    auto collect = [](void *context, const simhash::JaccardPair *pairs, size_t count) {
+        auto *out = static_cast<std::set<std::pair<int64_t, int64_t>> *>(context);
+        for (size_t k = 0; k < count; ++k) out->insert({pairs[k].a, pairs[k].b});
+        return true;
+    };
+    simhash::RunControl control;
+    control.context = &expected;
+    ASSERT_EQ(simhash::minhash_pairs(ids.data(), signatures.data(), n, slots, 0.5, parameters, collect, control),
+              simhash::RunStatus::done);
+    EXPECT_GT(expected.size(), 50u);
+    std::set<std::pair<int64_t, int64_t>> reported;
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j) {
+            int reporting = 0;
+            for (int band = 0; band < bands; ++band) {
+                double jaccard;
+                reporting += simhash::minhash_band_reports(&signatures[i * slots], &signatures[j * slots], slots, rows, band, 0.5, &jaccard);
+            }
+            EXPECT_LE(reporting, 1);
+            if (reporting) reported.insert({ids[i], ids[j]});
+        }
+    EXPECT_EQ(reported, expected);
+    double jaccard;
+    EXPECT_THROW(simhash::minhash_band_reports(&signatures[0], &signatures[slots], slots, rows, 7, 0.5, &jaccard),
+                 std::invalid_argument);
+}

@@ -102,6 +102,21 @@ SELECT (SELECT count(*) FROM distributed_groups) AS grouped_rows, (SELECT count(
        (SELECT count(*) FROM ((SELECT * FROM distributed_groups EXCEPT SELECT * FROM local_groups)
                               UNION ALL (SELECT * FROM local_groups EXCEPT SELECT * FROM distributed_groups)) d) AS different;
 DROP TABLE local_groups, distributed_groups;
+-- MinHash LSH on the workers: equal to minhash_pairs over the same signatures.
+CREATE TABLE sigs (id bigint PRIMARY KEY, signature integer[]);
+SELECT create_distributed_table('sigs', 'id');
+INSERT INTO sigs
+SELECT id, minhash(ARRAY(SELECT 'w' || ((id / 4) * 100 + k) FROM generate_series(1, 40 - (id % 4) * 3) k), 64)
+FROM generate_series(1, 2000) id;
+CREATE TABLE sigs_local AS SELECT * FROM sigs;
+SELECT t, (SELECT count(*) FROM minhash_pairs_distributed('sigs', 'id', 'signature', t)) AS pairs,
+       (SELECT count(*) FROM ((SELECT * FROM minhash_pairs_distributed('sigs', 'id', 'signature', t)
+                               EXCEPT SELECT * FROM minhash_pairs('SELECT id, signature FROM sigs_local', t))
+                              UNION ALL
+                              (SELECT * FROM minhash_pairs('SELECT id, signature FROM sigs_local', t)
+                               EXCEPT SELECT * FROM minhash_pairs_distributed('sigs', 'id', 'signature', t))) d) AS different
+FROM (VALUES (0.5), (0.8)) v(t);
+DROP TABLE sigs, sigs_local;
 -- Each pair once, ids ordered.
 SELECT count(*) AS pairs, count(DISTINCT (id_a, id_b)) AS distinct_pairs, bool_and(id_a < id_b) AS ordered
 FROM simhash_pairs_distributed('docs', 'id', 'fp', 3);
