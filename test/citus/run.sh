@@ -58,3 +58,15 @@ if [ "$status" -ne 0 ]; then
     head -n 200 "$REPO_ROOT/test/citus/regression.diffs" 2>/dev/null || true
     exit 1
 fi
+
+echo "==> Citus: four concurrent loaders through the coordinator (test/citus/concurrent_load.sql)"
+psql_on "${PORTS[0]}" -d simhash_citus -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS simhash" -f "$REPO_ROOT/test/citus/concurrent_load.sql" >/dev/null
+loaders=()
+for client in 1 2 3 4; do
+    psql_on "${PORTS[0]}" -d simhash_citus -c "CALL load_families($client, 100)" &
+    loaders+=($!)
+done
+for pid in "${loaders[@]}"; do wait "$pid"; done
+result=$(psql_on "${PORTS[0]}" -d simhash_citus -At -c "SELECT (SELECT count(*) FROM loads) || ' rows, ' || (SELECT count(*) FROM simhash_pairs_distributed('loads', 'id', 'fp', 3)) || ' near pairs'")
+echo "    $result (expected: 100 rows, 0 near pairs)"
+[ "$result" = "100 rows, 0 near pairs" ] || { echo "concurrent loaders inserted near-duplicates" >&2; exit 1; }
