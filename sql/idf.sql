@@ -70,8 +70,12 @@ FROM idf_docs i, idf_dict d WHERE i.body IS NOT NULL;
 -- Text and binary forms round-trip (pg_dump, COPY).
 SELECT idf::text::shingle_idf::text = idf::text AS text_round_trip FROM idf_dict;
 CREATE TABLE idf_copy (idf shingle_idf);
-COPY idf_dict TO '/tmp/simhash_idf_regress.bin' WITH (FORMAT binary);
-COPY idf_copy FROM '/tmp/simhash_idf_regress.bin' WITH (FORMAT binary);
+DO $$
+DECLARE file text := '/tmp/simhash_idf_regress_' || pg_backend_pid() || '.bin';
+BEGIN
+    EXECUTE format('COPY idf_dict TO %L WITH (FORMAT binary)', file);
+    EXECUTE format('COPY idf_copy FROM %L WITH (FORMAT binary)', file);
+END $$;
 SELECT c.idf::text = d.idf::text AS binary_round_trip FROM idf_copy c, idf_dict d;
 
 -- Parallel aggregation (partial states merged by the combine function) gives the same dictionary.
