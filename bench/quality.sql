@@ -120,7 +120,11 @@ SELECT row_number() OVER (), name, unit, size, weighting FROM (
        (VALUES ('count'), ('set'), ('log')) w(w)
   UNION ALL
   SELECT unit || ' ' || size || ', log x idf', unit, size, 'idf'
-  FROM (VALUES ('word', 1), ('word', 2), ('char', 4)) u(unit, size)) c;
+  FROM (VALUES ('word', 1), ('word', 2), ('char', 4)) u(unit, size)
+  UNION ALL
+  -- Mixed features: word 1-grams with word 2-grams or character 4-grams, each distinct one voting.
+  SELECT 'word 1 + ' || unit || ' ' || size || ', set', unit, size, 'mix'
+  FROM (VALUES ('word', 2), ('char', 4)) u(unit, size)) c;
 
 -- IDF dictionaries per source and configuration (simhash_idf), then simhash(body, idf).
 CREATE TEMP TABLE idf_dicts AS
@@ -129,7 +133,10 @@ FROM docs d, configs c WHERE c.weighting = 'idf' GROUP BY 1, 2;
 
 CREATE TEMP TABLE fingerprints AS
 SELECT d.doc_id, c.cfg, simhash(d.body, c.unit, c.size, c.weighting) AS fp
-FROM docs d, configs c WHERE c.weighting <> 'idf'
+FROM docs d, configs c WHERE c.weighting NOT IN ('idf', 'mix')
+UNION ALL
+SELECT d.doc_id, c.cfg, simhash(ARRAY(SELECT DISTINCT unnest(simhash_shingles(d.body, 'word', 1) || simhash_shingles(d.body, c.unit, c.size))))
+FROM docs d, configs c WHERE c.weighting = 'mix'
 UNION ALL
 SELECT d.doc_id, i.cfg, simhash(d.body, i.idf)
 FROM docs d JOIN idf_dicts i USING (source);
