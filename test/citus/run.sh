@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The Citus suite: starts a coordinator and two workers on this machine (throwaway clusters of the
 # cluster user, like scripts/test.sh's), registers the workers, and runs the pg_regress tests of
-# test/citus/sql against the coordinator. Skipped, saying so, when Citus is not installed
-# (../shared/tools/install-citus.sh builds it; Citus is not a Debian package). Leaves nothing
+# test/citus/sql against the coordinator, then four concurrent loaders. Skipped, saying so, when
+# Citus is not installed (it is not a Debian package). Leaves nothing
 # running. Called by scripts/test.sh after the extension is installed.
+# The development machine builds Citus 13.0.5 with ../shared/tools/install-citus.sh.
 source "$(dirname "$0")/../../scripts/common.sh"
 
 if [ ! -f "$("$PG_BIN/pg_config" --pkglibdir)/citus.so" ]; then
-    echo "==> Citus tests SKIPPED: Citus is not installed for PostgreSQL $PG_MAJOR (install it with"
-    echo "    ../shared/tools/install-citus.sh, then run this command again to include them)"
+    echo "==> Citus tests SKIPPED: Citus is not installed for PostgreSQL $PG_MAJOR (it is not a Debian package:"
+    echo "    build Citus 13 from its source release, see README.md, then run this command again to include them)"
     exit 0
 fi
 echo "==> Citus tests (coordinator + 2 workers)"
