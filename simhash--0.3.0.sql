@@ -563,6 +563,7 @@ DECLARE
     staging text;
     staging_name name;
     n bigint;
+    repeated bigint;
     distributed boolean;
     kb integer;
     i integer;
@@ -582,6 +583,14 @@ BEGIN
             pg_catalog.format('SELECT %I::pg_catalog.int8, %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL',
                               id_column, fingerprint_column, source, fingerprint_column), radius) p;
         RETURN;
+    END IF;
+    -- Pairs are reported by id: every row needs one of its own (as simhash_pairs checks).
+    EXECUTE pg_catalog.format('SELECT %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL GROUP BY 1 HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1',
+                              id_column, source, fingerprint_column) INTO repeated;
+    IF repeated IS NOT NULL THEN
+        RAISE EXCEPTION '%: id % appears more than once in %', 'simhash_pairs_distributed', repeated, source USING ERRCODE = '23505',
+            DETAIL = 'Pairs are reported by id, so every row needs an id of its own.',
+            HINT = 'Use a unique key (the primary key or the distribution column when it is unique) as the id.';
     END IF;
     EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %s WHERE %I IS NOT NULL', source, fingerprint_column) INTO n;
     -- The layout: every table moves all rows between the workers (about 2 us a row on a 2-core
@@ -685,6 +694,7 @@ DECLARE
     source text;
     staging text;
     distributed boolean;
+    repeated bigint;
     slots integer;
     band_count integer := bands;
     band_rows integer := "rows";
@@ -699,6 +709,14 @@ BEGIN
             pg_catalog.format('SELECT %I::pg_catalog.int8, %I FROM %s WHERE %I IS NOT NULL',
                               id_column, signature_column, source, signature_column), threshold, bands, "rows") p;
         RETURN;
+    END IF;
+    -- Pairs are reported by id: every row needs one of its own (as simhash_pairs checks).
+    EXECUTE pg_catalog.format('SELECT %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL GROUP BY 1 HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1',
+                              id_column, source, signature_column) INTO repeated;
+    IF repeated IS NOT NULL THEN
+        RAISE EXCEPTION '%: id % appears more than once in %', 'minhash_pairs_distributed', repeated, source USING ERRCODE = '23505',
+            DETAIL = 'Pairs are reported by id, so every row needs an id of its own.',
+            HINT = 'Use a unique key (the primary key or the distribution column when it is unique) as the id.';
     END IF;
     EXECUTE pg_catalog.format('SELECT pg_catalog.array_length(%I, 1) FROM %s WHERE %I IS NOT NULL LIMIT 1',
                               signature_column, source, signature_column) INTO slots;

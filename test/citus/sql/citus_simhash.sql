@@ -117,6 +117,13 @@ SELECT t, (SELECT count(*) FROM minhash_pairs_distributed('sigs', 'id', 'signatu
                                EXCEPT SELECT * FROM minhash_pairs_distributed('sigs', 'id', 'signature', t))) d) AS different
 FROM (VALUES (0.5), (0.8)) v(t);
 DROP TABLE sigs, sigs_local;
+-- Ids must be unique, as simhash_pairs and minhash_pairs require.
+CREATE TABLE dupids (k bigint, id bigint, fp bigint, s integer[]);
+SELECT create_distributed_table('dupids', 'k');
+INSERT INTO dupids VALUES (1, 7, 100, '{1,2}'), (2, 7, 101, '{1,2}'), (3, 8, 5, '{3,4}');
+SELECT * FROM simhash_pairs_distributed('dupids', 'id', 'fp', 3);
+SELECT * FROM minhash_pairs_distributed('dupids', 'id', 's', 0.5);
+DROP TABLE dupids;
 -- Each pair once, ids ordered.
 SELECT count(*) AS pairs, count(DISTINCT (id_a, id_b)) AS distinct_pairs, bool_and(id_a < id_b) AS ordered
 FROM simhash_pairs_distributed('docs', 'id', 'fp', 3);
