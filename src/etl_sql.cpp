@@ -714,26 +714,10 @@ void run_partitioned(RunState *state, FingerprintInput *input, int radius, size_
 
 constexpr size_t kBytesPerRowPartitionedGroups = sizeof(int64) + sizeof(uint32);
 
-uint32 find_root(uint32 *parent, uint32 x) {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
-// Plain C, no PostgreSQL calls: may run inside the core.
+// Plain C, no PostgreSQL calls: runs inside the core, as its emit callback.
 bool unite_pairs(void *context, const simhash::NearPair *pairs, size_t n) {
     RunState *state = static_cast<RunState *>(context);
-    for (size_t i = 0; i < n; ++i) {
-        const uint32 a = find_root(state->parent, static_cast<uint32>(pairs[i].a));
-        const uint32 b = find_root(state->parent, static_cast<uint32>(pairs[i].b));
-        if (a == b) continue;
-        if (state->ids[a] <= state->ids[b])
-            state->parent[b] = a;
-        else
-            state->parent[a] = b;
-    }
+    simhash::unite_rows_by_pairs(state->parent, state->ids, pairs, n);
     return true;
 }
 
@@ -777,7 +761,7 @@ void partitioned_groups(RunState *state, FingerprintInput *input, int radius, si
     bool nulls[2] = {false, false};
     for (size_t k = 0; k < n; ++k) {
         values[0] = Int64GetDatum(ids[k]);
-        values[1] = Int64GetDatum(ids[find_root(parent, static_cast<uint32>(k))]);
+        values[1] = Int64GetDatum(ids[simhash::row_group_root(parent, static_cast<uint32>(k))]);
         tuplestore_putvalues(state->store, state->desc, values, nulls);
     }
     pfree(ids);

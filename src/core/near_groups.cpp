@@ -26,6 +26,26 @@ size_t edge_components(const IdFingerprint *edges, size_t n, int64_t *ids, int64
     return m;
 }
 
+uint32_t row_group_root(uint32_t *parent, uint32_t row) {
+    while (parent[row] != row) {
+        parent[row] = parent[parent[row]];
+        row = parent[row];
+    }
+    return row;
+}
+
+void unite_rows_by_pairs(uint32_t *parent, const int64_t *ids, const NearPair *pairs, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t a = row_group_root(parent, static_cast<uint32_t>(pairs[i].a));
+        const uint32_t b = row_group_root(parent, static_cast<uint32_t>(pairs[i].b));
+        if (a == b) continue;
+        if (ids[a] <= ids[b])
+            parent[b] = a;
+        else
+            parent[a] = b;
+    }
+}
+
 size_t leader_groups_memory(size_t n, uint64_t pairs) {
     return n * kBytesPerRowLeaderGroups + static_cast<size_t>(pairs) * kBytesPerLeaderPair;
 }

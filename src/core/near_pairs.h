@@ -204,6 +204,12 @@ RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMeth
 // many ids. Ids in no edge are in no group.
 size_t edge_components(const IdFingerprint *edges, size_t n, int64_t *ids, int64_t *groups);
 
+// Union-find over row numbers held by the caller in plain arrays (a partitioned run keeps only
+// these, 12 bytes a row): parent[i] == i marks a root, and every set's root is its row with the
+// smallest id. unite_rows_by_pairs merges the sets of each pair's rows (pair ids are row numbers).
+uint32_t row_group_root(uint32_t *parent, uint32_t row);
+void unite_rows_by_pairs(uint32_t *parent, const int64_t *ids, const NearPair *pairs, size_t n);
+
 // MinHash LSH ------------------------------------------------------------------------------
 
 struct LshParameters {

@@ -635,3 +635,14 @@ TEST(MinhashBandReports, AgreesWithMinhashPairsBandByBand) {
     EXPECT_THROW(simhash::minhash_band_reports(&signatures[0], &signatures[slots], slots, rows, 7, 0.5, &jaccard),
                  std::invalid_argument);
 }
+
+TEST(RowGroups, RootsAreTheRowsWithTheSmallestIds) {
+    // Rows 0..5 with ids; pairs (row numbers) join {0, 2, 4} and {1, 5}; row 3 stays alone.
+    const int64_t ids[] = {50, 7, 30, 1, 40, 3};
+    uint32_t parent[6];
+    for (uint32_t i = 0; i < 6; ++i) parent[i] = i;
+    const simhash::NearPair pairs[] = {{0, 2, 1}, {4, 2, 2}, {5, 1, 0}, {0, 4, 3}};
+    simhash::unite_rows_by_pairs(parent, ids, pairs, 4);
+    const uint32_t expected_root[] = {2, 5, 2, 3, 2, 5};  // ids 30 and 3 are the smallest of their sets
+    for (uint32_t i = 0; i < 6; ++i) EXPECT_EQ(simhash::row_group_root(parent, i), expected_root[i]) << "row " << i;
+}
