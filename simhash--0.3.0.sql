@@ -584,15 +584,17 @@ BEGIN
                               id_column, fingerprint_column, source, fingerprint_column), radius) p;
         RETURN;
     END IF;
-    -- Pairs are reported by id: every row needs one of its own (as simhash_pairs checks).
-    EXECUTE pg_catalog.format('SELECT %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL GROUP BY 1 HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1',
-                              id_column, source, fingerprint_column) INTO repeated;
+    -- One scan counts the rows and finds a repeated id: pairs are reported by id, so every row
+    -- needs one of its own (as simhash_pairs checks).
+    EXECUTE pg_catalog.format(
+        'SELECT COALESCE(pg_catalog.sum(c), 0)::pg_catalog.int8, pg_catalog.min(id) FILTER (WHERE c OPERATOR(pg_catalog.>) 1)
+         FROM (SELECT %I::pg_catalog.int8 AS id, pg_catalog.count(*) AS c FROM %s WHERE %I IS NOT NULL GROUP BY 1) g',
+        id_column, source, fingerprint_column) INTO n, repeated;
     IF repeated IS NOT NULL THEN
         RAISE EXCEPTION '%: id % appears more than once in %', 'simhash_pairs_distributed', repeated, source USING ERRCODE = '23505',
             DETAIL = 'Pairs are reported by id, so every row needs an id of its own.',
             HINT = 'Use a unique key (the primary key or the distribution column when it is unique) as the id.';
     END IF;
-    EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM %s WHERE %I IS NOT NULL', source, fingerprint_column) INTO n;
     -- The layout: every table moves all rows between the workers (about 2 us a row on a 2-core
     -- host), every pair of rows of equal key is one comparison in simhash_pairs_agg (about 5 ns);
     -- longer keys (more key blocks) mean more tables and fewer comparisons.

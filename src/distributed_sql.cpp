@@ -142,62 +142,74 @@ struct PairTriples {
 };
 static_assert(std::is_trivially_destructible<PairTriples>::value, "triples live in palloc'd memory");
 
-MemoryContext pairs_aggregate_context(FunctionCallInfo fcinfo, const char *name) {
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s called outside an aggregate", name)));
-    return aggcontext;
-}
-
+// The rows of one group in the aggregate's context: ids, and `width` bytes a row of payload (a
+// fingerprint, a signature).
 struct GroupRows {
-    Layout layout;
     int64 *ids;
-    uint64 *fps;
+    char *payload;
+    Size width;
     Size n;
     Size capacity;
+};
+
+void init_group_rows(GroupRows *rows, MemoryContext context, Size width) {
+    rows->width = width;
+    rows->n = 0;
+    rows->capacity = 8;
+    rows->ids = static_cast<int64 *>(MemoryContextAlloc(context, rows->capacity * sizeof(int64)));
+    rows->payload = static_cast<char *>(MemoryContextAllocHuge(context, rows->capacity * width));
+}
+
+void append_group_row(GroupRows *rows, int64 id, const void *payload) {
+    if (rows->n == rows->capacity) {  // repalloc keeps the chunks in the aggregate's context
+        rows->capacity *= 2;
+        rows->ids = static_cast<int64 *>(repalloc_huge(rows->ids, rows->capacity * sizeof(int64)));
+        rows->payload = static_cast<char *>(repalloc_huge(rows->payload, rows->capacity * rows->width));
+    }
+    rows->ids[rows->n] = id;
+    std::memcpy(rows->payload + rows->n * rows->width, payload, rows->width);
+    rows->n++;
+}
+
+struct FingerprintGroup {
+    Layout layout;
+    GroupRows rows;
 };
 }  // namespace
 
 SIMHASH_FUNCTION(simhash_pairs_agg_transfn) {
-    MemoryContext aggcontext = pairs_aggregate_context(fcinfo, "simhash_pairs_agg");
-    GroupRows *rows = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<GroupRows *>(PG_GETARG_POINTER(0));
+    MemoryContext aggcontext = aggregate_context(fcinfo, "simhash_pairs_agg");
+    FingerprintGroup *group = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<FingerprintGroup *>(PG_GETARG_POINTER(0));
     if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) {
-        if (rows == nullptr) PG_RETURN_NULL();
-        PG_RETURN_POINTER(rows);
+        if (group == nullptr) PG_RETURN_NULL();
+        PG_RETURN_POINTER(group);
     }
-    if (rows == nullptr) {
-        rows = static_cast<GroupRows *>(MemoryContextAllocZero(aggcontext, sizeof(GroupRows)));
-        rows->layout = layout_arguments(fcinfo, 3);
-        rows->capacity = 8;
-        rows->ids = static_cast<int64 *>(MemoryContextAlloc(aggcontext, rows->capacity * sizeof(int64)));
-        rows->fps = static_cast<uint64 *>(MemoryContextAlloc(aggcontext, rows->capacity * sizeof(uint64)));
-    } else if (!same_layout(rows->layout, layout_arguments(fcinfo, 3))) {
+    if (group == nullptr) {
+        group = static_cast<FingerprintGroup *>(MemoryContextAllocZero(aggcontext, sizeof(FingerprintGroup)));
+        group->layout = layout_arguments(fcinfo, 3);
+        init_group_rows(&group->rows, aggcontext, sizeof(uint64));
+    } else if (!same_layout(group->layout, layout_arguments(fcinfo, 3))) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("simhash_pairs_agg needs the same radius, blocks, key_blocks and table for every row of a group"),
                         errhint("Group by the table number.")));
     }
-    if (rows->n == rows->capacity) {
-        rows->capacity *= 2;
-        rows->ids = static_cast<int64 *>(repalloc_huge(rows->ids, rows->capacity * sizeof(int64)));
-        rows->fps = static_cast<uint64 *>(repalloc_huge(rows->fps, rows->capacity * sizeof(uint64)));
-    }
-    rows->ids[rows->n] = PG_GETARG_INT64(1);
-    rows->fps[rows->n] = static_cast<uint64>(PG_GETARG_INT64(2));
-    rows->n++;
-    PG_RETURN_POINTER(rows);
+    const uint64 fp = static_cast<uint64>(PG_GETARG_INT64(2));
+    append_group_row(&group->rows, PG_GETARG_INT64(1), &fp);
+    PG_RETURN_POINTER(group);
 }
 
 SIMHASH_FUNCTION(simhash_pairs_agg_finalfn) {
     if (PG_ARGISNULL(0)) PG_RETURN_NULL();
-    const GroupRows *rows = reinterpret_cast<GroupRows *>(PG_GETARG_POINTER(0));
+    const FingerprintGroup *group = reinterpret_cast<FingerprintGroup *>(PG_GETARG_POINTER(0));
     // The layout of the group's first row (a final function sees no argument values).
-    const simhash::CombinationFilter &filter = layout_filter(fcinfo, rows->layout);
+    const simhash::CombinationFilter &filter = layout_filter(fcinfo, group->layout);
+    const int64 *ids = group->rows.ids;
+    const uint64 *fps = reinterpret_cast<const uint64 *>(group->rows.payload);
     PairTriples pairs;
-    for (Size i = 0; i < rows->n; ++i) {
+    for (Size i = 0; i < group->rows.n; ++i) {
         if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
-        for (Size j = i + 1; j < rows->n; ++j)
-            if (filter.reports(rows->fps[i], rows->fps[j]))
-                pairs.add(rows->ids[i], rows->ids[j], simhash::hamming_distance(rows->fps[i], rows->fps[j]));
+        for (Size j = i + 1; j < group->rows.n; ++j)
+            if (filter.reports(fps[i], fps[j])) pairs.add(ids[i], ids[j], simhash::hamming_distance(fps[i], fps[j]));
     }
     if (pairs.count == 0) PG_RETURN_NULL();
     return pairs.array();
@@ -208,17 +220,6 @@ SIMHASH_FUNCTION(simhash_pairs_agg_finalfn) {
 // estimated Jaccard passes the threshold (core minhash_band_reports), as minhash_pairs does.
 namespace {
 
-// A one-dimensional integer[] without NULLs: its slots.
-const uint32 *signature_argument(FunctionCallInfo fcinfo, int arg, int *slots) {
-    ArrayType *signature = PG_GETARG_ARRAYTYPE_P(arg);
-    if (ARR_ELEMTYPE(signature) != INT4OID || ARR_NDIM(signature) != 1 || array_contains_nulls(signature) ||
-        ARR_DIMS(signature)[0] < 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("the signature is not a MinHash signature"),
-                        errdetail("A signature is a one-dimensional integer[] without NULLs, as made by minhash().")));
-    *slots = ARR_DIMS(signature)[0];
-    return reinterpret_cast<const uint32 *>(ARR_DATA_PTR(signature));
-}
-
 void check_band(int slots, int32 rows, int32 band) {
     if (rows < 1 || band < 0 || static_cast<int64>(band + 1) * rows > slots)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -226,13 +227,10 @@ void check_band(int slots, int32 rows, int32 band) {
                         errhint("Take bands and rows from minhash_lsh_parameters(threshold, slots).")));
 }
 
-struct BandRows {
+struct SignatureGroup {
     double threshold;
     int32 rows, band, slots;
-    int64 *ids;
-    uint32 *signatures;  // slots each
-    Size n;
-    Size capacity;
+    GroupRows signatures;  // slots uint32 each
 };
 
 }  // namespace
@@ -258,7 +256,7 @@ SIMHASH_FUNCTION(minhash_lsh_parameters) {
 // co-located by.
 SIMHASH_FUNCTION(minhash_band_key) {
     int slots;
-    const uint32 *signature = signature_argument(fcinfo, 0, &slots);
+    const uint32_t *signature = signature_slots(PG_GETARG_ARRAYTYPE_P(0), "the signature", &slots);
     const int32 rows = PG_GETARG_INT32(1), band = PG_GETARG_INT32(2);
     check_band(slots, rows, band);
     PG_RETURN_INT64(static_cast<int64>(simhash::minhash_band_hash(signature, band, rows)));
@@ -267,53 +265,50 @@ SIMHASH_FUNCTION(minhash_band_key) {
 // minhash_pairs_agg(id, signature, threshold, rows, band) → bigint[]: the pairs band `band`
 // reports among a group of rows of equal band key, as (id_a, id_b, equal slots) triples.
 SIMHASH_FUNCTION(minhash_pairs_agg_transfn) {
-    MemoryContext aggcontext = pairs_aggregate_context(fcinfo, "minhash_pairs_agg");
-    BandRows *rows = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<BandRows *>(PG_GETARG_POINTER(0));
+    MemoryContext aggcontext = aggregate_context(fcinfo, "minhash_pairs_agg");
+    SignatureGroup *group = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<SignatureGroup *>(PG_GETARG_POINTER(0));
     if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) {
-        if (rows == nullptr) PG_RETURN_NULL();
-        PG_RETURN_POINTER(rows);
+        if (group == nullptr) PG_RETURN_NULL();
+        PG_RETURN_POINTER(group);
     }
     for (int i = 3; i < 6; ++i)
         if (PG_ARGISNULL(i))
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold, rows and band must not be NULL")));
     int slots;
-    const uint32 *signature = signature_argument(fcinfo, 2, &slots);
+    const uint32_t *signature = signature_slots(PG_GETARG_ARRAYTYPE_P(2), "the signature", &slots);
     const double threshold = PG_GETARG_FLOAT8(3);
     const int32 band_rows = PG_GETARG_INT32(4), band = PG_GETARG_INT32(5);
-    if (rows == nullptr) {
+    if (group == nullptr) {
         check_band(slots, band_rows, band);
-        rows = static_cast<BandRows *>(MemoryContextAllocZero(aggcontext, sizeof(BandRows)));
-        *rows = BandRows{threshold, band_rows, band, slots, nullptr, nullptr, 0, 4};
-        rows->ids = static_cast<int64 *>(MemoryContextAlloc(aggcontext, rows->capacity * sizeof(int64)));
-        rows->signatures = static_cast<uint32 *>(MemoryContextAllocHuge(aggcontext, rows->capacity * slots * sizeof(uint32)));
-    } else if (rows->threshold != threshold || rows->rows != band_rows || rows->band != band || rows->slots != slots) {
+        group = static_cast<SignatureGroup *>(MemoryContextAllocZero(aggcontext, sizeof(SignatureGroup)));
+        group->threshold = threshold;
+        group->rows = band_rows;
+        group->band = band;
+        group->slots = slots;
+        init_group_rows(&group->signatures, aggcontext, sizeof(uint32) * slots);
+    } else if (group->threshold != threshold || group->rows != band_rows || group->band != band || group->slots != slots) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("minhash_pairs_agg needs signatures of one length and the same threshold, rows and band for every row of a group"),
                         errhint("Group by the band number.")));
     }
-    if (rows->n == rows->capacity) {
-        rows->capacity *= 2;
-        rows->ids = static_cast<int64 *>(repalloc_huge(rows->ids, rows->capacity * sizeof(int64)));
-        rows->signatures = static_cast<uint32 *>(repalloc_huge(rows->signatures, rows->capacity * slots * sizeof(uint32)));
-    }
-    rows->ids[rows->n] = PG_GETARG_INT64(1);
-    std::memcpy(rows->signatures + rows->n * slots, signature, sizeof(uint32) * slots);
-    rows->n++;
-    PG_RETURN_POINTER(rows);
+    append_group_row(&group->signatures, PG_GETARG_INT64(1), signature);
+    PG_RETURN_POINTER(group);
 }
 
 SIMHASH_FUNCTION(minhash_pairs_agg_finalfn) {
     if (PG_ARGISNULL(0)) PG_RETURN_NULL();
-    const BandRows *rows = reinterpret_cast<BandRows *>(PG_GETARG_POINTER(0));
-    const Size width = static_cast<Size>(rows->slots);
+    const SignatureGroup *group = reinterpret_cast<SignatureGroup *>(PG_GETARG_POINTER(0));
+    const Size width = static_cast<Size>(group->slots);
+    const int64 *ids = group->signatures.ids;
+    const uint32 *signatures = reinterpret_cast<const uint32 *>(group->signatures.payload);
     PairTriples pairs;
-    for (Size i = 0; i < rows->n; ++i) {
+    for (Size i = 0; i < group->signatures.n; ++i) {
         if ((i & 63) == 0) CHECK_FOR_INTERRUPTS();
-        for (Size j = i + 1; j < rows->n; ++j) {
+        for (Size j = i + 1; j < group->signatures.n; ++j) {
             double jaccard;
-            if (simhash::minhash_band_reports(rows->signatures + i * width, rows->signatures + j * width, rows->slots,
-                                              rows->rows, rows->band, rows->threshold, &jaccard))
-                pairs.add(rows->ids[i], rows->ids[j], static_cast<int64>(jaccard * rows->slots + 0.5));  // equal slots
+            if (simhash::minhash_band_reports(signatures + i * width, signatures + j * width, group->slots, group->rows,
+                                              group->band, group->threshold, &jaccard))
+                pairs.add(ids[i], ids[j], static_cast<int64>(jaccard * group->slots + 0.5));  // equal slots
         }
     }
     if (pairs.count == 0) PG_RETURN_NULL();

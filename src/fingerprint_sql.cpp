@@ -60,18 +60,6 @@ ArrayType *new_int4_array(int n) {
     return array;
 }
 
-// A MinHash signature argument: a one-dimensional int4 array without NULLs.
-const uint32_t *signature_slots(ArrayType *signature, const char *argument_name, int *slots) {
-    if (ARR_ELEMTYPE(signature) != INT4OID || ARR_NDIM(signature) != 1 ||
-        array_contains_nulls(signature) || ARR_DIMS(signature)[0] < 1)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("%s is not a MinHash signature", argument_name),
-                        errdetail("A signature is a one-dimensional integer[] without NULLs, as made "
-                                  "by minhash().")));
-    *slots = ARR_DIMS(signature)[0];
-    return reinterpret_cast<const uint32_t *>(ARR_DATA_PTR(signature));
-}
-
 void check_same_slots(int a, int b) {
     if (a != b)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -155,11 +143,7 @@ SIMHASH_FUNCTION(simhash_text) {
 SIMHASH_FUNCTION(simhash_text_weighted) {
     text *doc = PG_GETARG_TEXT_PP(0);
     simhash::ShingleOptions options = shingle_options(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
-    simhash::ShingleWeighting weighting = simhash::ShingleWeighting::kSet;
-    if (PG_NARGS() > 3) {
-        text *name = PG_GETARG_TEXT_PP(3);
-        weighting = simhash::parse_shingle_weighting(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
-    }
+    const simhash::ShingleWeighting weighting = weighting_argument(fcinfo, 3, simhash::ShingleWeighting::kSet);
     Utf8Bytes bytes = utf8_text(doc);
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
     const uint64_t fp = with_shingle_limit(
@@ -384,10 +368,7 @@ SIMHASH_FUNCTION(simhash_weighted_features) {
 // NULL, as aggregates over no input do.
 namespace {
 simhash::WeightedSimhashVote *agg_state(FunctionCallInfo fcinfo) {
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("simhash_agg transition function called outside an aggregate")));
+    MemoryContext aggcontext = aggregate_context(fcinfo, "simhash_agg transition function");
     if (!PG_ARGISNULL(0)) return reinterpret_cast<simhash::WeightedSimhashVote *>(PG_GETARG_POINTER(0));
     void *memory = MemoryContextAllocZero(aggcontext, sizeof(simhash::WeightedSimhashVote));
     return new (memory) simhash::WeightedSimhashVote();
@@ -442,10 +423,7 @@ SIMHASH_FUNCTION(simhash_agg_deserialfn) {
     if (VARSIZE_ANY_EXHDR(in) != sizeof(saved))
         ereport(ERROR, (errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
                         errmsg("invalid simhash_agg state")));
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("simhash_agg deserialization called outside an aggregate")));
+    MemoryContext aggcontext = aggregate_context(fcinfo, "simhash_agg deserialization");
     void *memory = MemoryContextAllocZero(aggcontext, sizeof(simhash::WeightedSimhashVote));
     auto *state = new (memory) simhash::WeightedSimhashVote();
     std::memcpy(saved, VARDATA_ANY(in), sizeof(saved));

@@ -49,13 +49,6 @@ void free_idf_state(void *arg) {
     state->frequencies = nullptr;
 }
 
-MemoryContext aggregate_context(FunctionCallInfo fcinfo, const char *what) {
-    MemoryContext aggcontext;
-    if (!AggCheckCallContext(fcinfo, &aggcontext))
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("simhash_idf %s called outside an aggregate", what)));
-    return aggcontext;
-}
-
 // A new state in the aggregate's context, owning the counter make() allocates with new. If make()
 // throws, the state is left behind in the context owning nothing.
 template <typename Make>
@@ -150,7 +143,7 @@ SIMHASH_FUNCTION(shingle_idf_send) { return DirectFunctionCall1(byteasend, PG_GE
 // simhash_idf(doc [, unit, size]) transition: counts the document's distinct shingles. NULL
 // documents are not counted (N counts documents, as count(doc) would).
 SIMHASH_FUNCTION(simhash_idf_transfn) {
-    MemoryContext aggcontext = aggregate_context(fcinfo, "transition function");
+    MemoryContext aggcontext = aggregate_context(fcinfo, "simhash_idf transition function");
     IdfState *state = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<IdfState *>(PG_GETARG_POINTER(0));
     if (PG_ARGISNULL(1)) {
         if (state == nullptr) PG_RETURN_NULL();
@@ -188,7 +181,7 @@ SIMHASH_FUNCTION(simhash_idf_serialfn) {
 }
 
 SIMHASH_FUNCTION(simhash_idf_deserialfn) {
-    MemoryContext aggcontext = aggregate_context(fcinfo, "deserialization");
+    MemoryContext aggcontext = aggregate_context(fcinfo, "simhash_idf deserialization");
     bytea *serialized = PG_GETARG_BYTEA_PP(0);
     PG_RETURN_POINTER(new_state(aggcontext, [&] {
         const simhash::IdfDictionary dictionary(dictionary_bytes(serialized), VARSIZE_ANY_EXHDR(serialized));
@@ -197,7 +190,7 @@ SIMHASH_FUNCTION(simhash_idf_deserialfn) {
 }
 
 SIMHASH_FUNCTION(simhash_idf_combinefn) {
-    MemoryContext aggcontext = aggregate_context(fcinfo, "combine function");
+    MemoryContext aggcontext = aggregate_context(fcinfo, "simhash_idf combine function");
     IdfState *state = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<IdfState *>(PG_GETARG_POINTER(0));
     if (PG_ARGISNULL(1)) {
         if (state == nullptr) PG_RETURN_NULL();
@@ -214,11 +207,7 @@ SIMHASH_FUNCTION(simhash_idf_combinefn) {
 SIMHASH_FUNCTION(simhash_text_idf) {
     text *doc = PG_GETARG_TEXT_PP(0);
     const struct varlena *dictionary = dictionary_argument(fcinfo, 1);
-    simhash::ShingleWeighting weighting = simhash::ShingleWeighting::kLog;
-    if (PG_NARGS() > 2) {
-        text *name = PG_GETARG_TEXT_PP(2);
-        weighting = simhash::parse_shingle_weighting(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
-    }
+    const simhash::ShingleWeighting weighting = weighting_argument(fcinfo, 2, simhash::ShingleWeighting::kLog);
     Utf8Bytes bytes = utf8_text(doc);
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
     const uint64_t fp = with_shingle_limit([&] {

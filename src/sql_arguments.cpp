@@ -3,6 +3,7 @@
 #include <cstring>
 
 extern "C" {
+#include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
 }
 
@@ -30,4 +31,28 @@ simhash::ShingleOptions shingle_options(text *unit, int32 size) {
     options.size = size;
     simhash::validate(options);
     return options;
+}
+
+MemoryContext aggregate_context(FunctionCallInfo fcinfo, const char *caller) {
+    MemoryContext aggcontext;
+    if (!AggCheckCallContext(fcinfo, &aggcontext))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED), errmsg("%s called outside an aggregate", caller)));
+    return aggcontext;
+}
+
+simhash::ShingleWeighting weighting_argument(FunctionCallInfo fcinfo, int arg, simhash::ShingleWeighting omitted) {
+    if (PG_NARGS() <= arg) return omitted;
+    text *name = PG_GETARG_TEXT_PP(arg);
+    return simhash::parse_shingle_weighting(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+}
+
+const uint32_t *signature_slots(ArrayType *signature, const char *argument_name, int *slots) {
+    if (ARR_ELEMTYPE(signature) != INT4OID || ARR_NDIM(signature) != 1 ||
+        array_contains_nulls(signature) || ARR_DIMS(signature)[0] < 1)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s is not a MinHash signature", argument_name),
+                        errdetail("A signature is a one-dimensional integer[] without NULLs, as made "
+                                  "by minhash().")));
+    *slots = ARR_DIMS(signature)[0];
+    return reinterpret_cast<const uint32_t *>(ARR_DATA_PTR(signature));
 }

@@ -5,7 +5,12 @@
 
 #include "core/shingle_counts.h"
 #include "core/shingles.h"
+#include "core/simhash.h"
 #include "guard.h"
+
+extern "C" {
+#include "utils/array.h"
+}
 
 // A radius argument of a batch or load function: not NULL, 0..64 (ERRCODE_INVALID_PARAMETER_VALUE).
 int radius_argument(FunctionCallInfo fcinfo, int arg);
@@ -19,6 +24,19 @@ struct Utf8Bytes {
 };
 Utf8Bytes utf8_bytes(const char *data, int len);
 inline Utf8Bytes utf8_text(text *t) { return utf8_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)); }
+
+// The memory context of the aggregate calling this transition, combine or deserialization
+// function; `caller` (e.g. "simhash_agg transition function") names it in the error raised when
+// it is called outside an aggregate.
+MemoryContext aggregate_context(FunctionCallInfo fcinfo, const char *caller);
+
+// Argument `arg` as a shingle weighting ('set', 'log', 'count'), or `omitted` when the call has no
+// such argument; throws simhash::InvalidArgument for another name.
+simhash::ShingleWeighting weighting_argument(FunctionCallInfo fcinfo, int arg, simhash::ShingleWeighting omitted);
+
+// The slots of a MinHash signature argument: a one-dimensional integer[] without NULLs, else
+// invalid_parameter_value naming `argument_name` ("the signature", "a").
+const uint32_t *signature_slots(ArrayType *signature, const char *argument_name, int *slots);
 
 // Shingle options from unit and size arguments; throws simhash::InvalidArgument when invalid.
 simhash::ShingleOptions shingle_options(text *unit, int32 size);

@@ -44,18 +44,6 @@ size_t serialized_size(size_t entries, uint32_t bits) {
 
 [[noreturn]] void invalid(const std::string &what) { throw InvalidArgument("invalid IDF dictionary: " + what); }
 
-double tf_weight(ShingleWeighting weighting, uint32_t tf) {
-    switch (weighting) {
-        case ShingleWeighting::kSet:
-            return 1.0;
-        case ShingleWeighting::kLog:
-            return 1.0 + std::log(static_cast<double>(tf));
-        case ShingleWeighting::kCount:
-            break;
-    }
-    return static_cast<double>(tf);
-}
-
 }  // namespace
 
 DocumentFrequencies::DocumentFrequencies(const ShingleOptions &options, size_t max_shingles)
@@ -64,21 +52,12 @@ DocumentFrequencies::DocumentFrequencies(const ShingleOptions &options, size_t m
 }
 
 void DocumentFrequencies::add_document(const char *text, size_t len, StopPoll *poll) {
-    // A document's new shingles reach the corpus table in batches whose slots are prefetched
-    // first: the table is far larger than the caches.
-    constexpr int kBatch = 16;
-    uint64_t batch[kBatch];
-    int pending = 0;
-    auto flush = [&] {
-        for (int i = 0; i < pending; ++i) counts_.prefetch(batch[i]);
-        for (int i = 0; i < pending; ++i) counts_.add(batch[i]);
-        pending = 0;
-    };
-    count_shingles(text, len, options_, poll, [&](uint64_t hash) {
-        batch[pending++] = hash;
-        if (pending == kBatch) flush();
-    });
-    flush();
+    // The corpus table is far larger than the caches: a document's new shingles reach it through
+    // prefetched batches too.
+    auto counted = [](uint64_t) {};
+    PrefetchingAdder<decltype(counted)> corpus(counts_, counted);
+    count_shingles(text, len, options_, poll, [&](uint64_t hash) { corpus.add(hash); });
+    corpus.flush();
     ++documents_;
     prune_if_full();
 }
@@ -226,7 +205,7 @@ uint64_t simhash_text_idf(const char *text, size_t len, const IdfDictionary &dic
                           StopPoll *poll) {
     const ShingleCounts counts = count_shingles(text, len, dictionary.options(), poll);
     WeightedSimhashVote vote;
-    counts.for_each([&](uint64_t hash, uint32_t tf) { vote.add(hash, tf_weight(weighting, tf) * dictionary.idf(hash)); });
+    counts.for_each([&](uint64_t hash, uint32_t tf) { vote.add(hash, shingle_vote(weighting, tf) * dictionary.idf(hash)); });
     return vote.fingerprint();
 }
 

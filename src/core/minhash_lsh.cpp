@@ -9,6 +9,22 @@ namespace simhash {
 
 using namespace engine;
 
+namespace {
+// Band `band` (rows slots from band * rows) is equal in a and b, no earlier band is, and the
+// fraction of equal slots, set in *jaccard, is at least threshold: the pair is this band's to report.
+bool band_reports(const uint32_t *a, const uint32_t *b, size_t slots, int rows, int band, double threshold,
+                  double *jaccard) {
+    auto band_equal = [&](int e) {
+        const size_t offset = static_cast<size_t>(e) * rows;
+        return std::memcmp(a + offset, b + offset, sizeof(uint32_t) * rows) == 0;
+    };
+    if (!band_equal(band)) return false;  // a hash collision of the band
+    for (int e = 0; e < band; ++e)
+        if (band_equal(e)) return false;  // reported by an earlier band
+    *jaccard = minhash_jaccard(a, b, slots);
+    return *jaccard >= threshold;
+}
+}  // namespace
 
 double lsh_candidate_probability(double s, int bands, int rows) {
     return 1.0 - std::pow(1.0 - std::pow(s, rows), bands);
@@ -51,14 +67,7 @@ bool minhash_band_reports(const uint32_t *a, const uint32_t *b, int slots, int r
                           double *jaccard) {
     if (slots < 1 || rows < 1 || band < 0 || static_cast<long>(band + 1) * rows > slots)
         throw std::invalid_argument("the band lies outside the signature");
-    auto band_equal = [&](int e) {
-        return std::memcmp(a + static_cast<size_t>(e) * rows, b + static_cast<size_t>(e) * rows, sizeof(uint32_t) * rows) == 0;
-    };
-    if (!band_equal(band)) return false;
-    for (int e = 0; e < band; ++e)
-        if (band_equal(e)) return false;  // reported by an earlier band
-    *jaccard = minhash_jaccard(a, b, static_cast<size_t>(slots));
-    return *jaccard >= threshold;
+    return band_reports(a, b, static_cast<size_t>(slots), rows, band, threshold, jaccard);
 }
 
 uint64_t minhash_band_hash(const uint32_t *signature, int band, int rows) {
@@ -89,11 +98,6 @@ RunStatus minhash_pairs(const int64_t *ids, const uint32_t *signatures, size_t n
             buffer.clear();
         };
         const size_t width = static_cast<size_t>(slots);
-        auto band_equal = [&](size_t i, size_t j, int band) {
-            const uint32_t *x = signatures + i * width + static_cast<size_t>(band) * p.rows;
-            const uint32_t *y = signatures + j * width + static_cast<size_t>(band) * p.rows;
-            return std::memcmp(x, y, sizeof(uint32_t) * p.rows) == 0;
-        };
         std::vector<std::pair<uint64_t, uint32_t>> buckets(n);
         poller.begin("bucketing MinHash bands", p.bands);
         for (int band = first_band; band < end_band; ++band) {
@@ -109,12 +113,10 @@ RunStatus minhash_pairs(const int64_t *ids, const uint32_t *signatures, size_t n
                     for (size_t b = a + 1; b < end; ++b) {
                         const size_t i = buckets[a].second, j = buckets[b].second;
                         poller.tick();
-                        if (!band_equal(i, j, band)) continue;  // hash collision
-                        bool earlier = false;
-                        for (int e = 0; e < band && !earlier; ++e) earlier = band_equal(i, j, e);
-                        if (earlier) continue;  // reported by an earlier band
-                        const double jaccard = minhash_jaccard(signatures + i * width, signatures + j * width, width);
-                        if (jaccard < threshold) continue;
+                        double jaccard;
+                        if (!band_reports(signatures + i * width, signatures + j * width, width, p.rows, band,
+                                          threshold, &jaccard))
+                            continue;
                         int64_t x = ids[i], y = ids[j];
                         if (x > y) std::swap(x, y);
                         buffer.push_back(JaccardPair{x, y, jaccard});

@@ -384,13 +384,7 @@ RunStatus run_collapsed(IdFingerprint *rows, size_t n, bool identical_pairs, con
 class UnionFind {
 public:
     explicit UnionFind(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0u); }
-    uint32_t find(uint32_t x) {
-        while (parent_[x] != x) {
-            parent_[x] = parent_[parent_[x]];
-            x = parent_[x];
-        }
-        return x;
-    }
+    uint32_t find(uint32_t x) { return row_group_root(parent_.data(), x); }
     void unite(uint32_t a, uint32_t b) {
         a = find(a);
         b = find(b);
@@ -402,7 +396,6 @@ public:
 private:
     std::vector<uint32_t> parent_;
 };
-
 
 }  // namespace engine
 }  // namespace simhash

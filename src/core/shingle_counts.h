@@ -105,32 +105,44 @@ constexpr size_t kCachedSlots = size_t{1} << 20;
 // word units (a short word and its separator), one per byte in character units.
 size_t expected_distinct_shingles(size_t len, const ShingleOptions &options);
 
+// Adds hashes to a table in batches whose slots are prefetched first, which overlaps the cache
+// misses of a table larger than the CPU caches; on_new(hash) is called for each hash the table had
+// not seen (only the order of those calls within a batch can differ from the order of add()).
+// Call flush() after the last add().
+template <typename OnNew>
+class PrefetchingAdder {
+public:
+    PrefetchingAdder(ShingleCounts &counts, OnNew &on_new) : counts_(counts), on_new_(on_new) {}
+    void add(uint64_t hash) {
+        batch_[pending_++] = hash;
+        if (pending_ == kBatch) flush();
+    }
+    void flush() {
+        for (int i = 0; i < pending_; ++i) counts_.prefetch(batch_[i]);
+        for (int i = 0; i < pending_; ++i)
+            if (counts_.add(batch_[i])) on_new_(batch_[i]);
+        pending_ = 0;
+    }
+
+private:
+    static constexpr int kBatch = 16;
+    ShingleCounts &counts_;
+    OnNew &on_new_;
+    uint64_t batch_[kBatch];
+    int pending_ = 0;
+};
+
 // The distinct shingles of a text (see shingles.h) with their counts; on_new(hash) is called for
-// each distinct shingle the first time it is seen. Hashes are added in batches whose table slots
-// are prefetched first, which overlaps the cache misses of a table larger than the CPU caches
-// (only the order of on_new calls within a batch can differ from the shingles' order). With a
-// poll, throws Stopped when it asks to stop; throws TooManyShingles past kMaxDistinctShingles.
+// each distinct shingle the first time it is seen (through a PrefetchingAdder). With a poll,
+// throws Stopped when it asks to stop; throws TooManyShingles past kMaxDistinctShingles.
 template <typename OnNew>
 ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll,
                              OnNew &&on_new) {
     ShingleCounts counts(expected_distinct_shingles(len, options));
-    constexpr int kBatch = 16;
-    uint64_t batch[kBatch];
-    int pending = 0;
-    auto flush = [&] {
-        for (int i = 0; i < pending; ++i) counts.prefetch(batch[i]);
-        for (int i = 0; i < pending; ++i)
-            if (counts.add(batch[i])) on_new(batch[i]);
-        pending = 0;
-    };
+    PrefetchingAdder<OnNew> adder(counts, on_new);
     for_each_shingle(
-        text, len, options,
-        [&](const char *data, size_t n) {
-            batch[pending++] = feature_hash(data, n);
-            if (pending == kBatch) flush();
-        },
-        poll);
-    flush();
+        text, len, options, [&](const char *data, size_t n) { adder.add(feature_hash(data, n)); }, poll);
+    adder.flush();
     return counts;
 }
 

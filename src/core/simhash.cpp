@@ -83,6 +83,18 @@ uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &option
     return vote.fingerprint();
 }
 
+double shingle_vote(ShingleWeighting weighting, uint32_t tf) {
+    switch (weighting) {
+        case ShingleWeighting::kSet:
+            return 1.0;
+        case ShingleWeighting::kLog:
+            return 1.0 + std::log(static_cast<double>(tf));
+        case ShingleWeighting::kCount:
+            break;
+    }
+    return static_cast<double>(tf);
+}
+
 ShingleWeighting parse_shingle_weighting(const char *name, size_t len) {
     if (len == 5 && std::memcmp(name, "count", 5) == 0) return ShingleWeighting::kCount;
     if (len == 3 && std::memcmp(name, "set", 3) == 0) return ShingleWeighting::kSet;
@@ -103,7 +115,7 @@ uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &option
     }
     const ShingleCounts counts = count_shingles(text, len, options, poll);
     WeightedSimhashVote vote;
-    counts.for_each([&](uint64_t hash, uint32_t n) { vote.add(hash, 1.0 + std::log(static_cast<double>(n))); });
+    counts.for_each([&](uint64_t hash, uint32_t n) { vote.add(hash, shingle_vote(ShingleWeighting::kLog, n)); });
     return vote.fingerprint();
 }
 

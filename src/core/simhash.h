@@ -74,6 +74,9 @@ private:
 // kMaxDistinctShingles distinct shingles throws TooManyShingles.
 enum class ShingleWeighting { kCount, kSet, kLog };
 
+// The vote of a shingle that occurs tf times: 1, 1 + ln tf, or tf.
+double shingle_vote(ShingleWeighting weighting, uint32_t tf);
+
 // Parses "count" / "set" / "log"; throws InvalidArgument otherwise.
 ShingleWeighting parse_shingle_weighting(const char *name, size_t len);
 
