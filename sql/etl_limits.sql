@@ -61,6 +61,22 @@ SET temp_file_limit = '100MB';
 SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM etl_lim WHERE id <= 500', 30);
 RESET temp_file_limit;
 RESET simhash.temp_file_limit;
+-- PostgreSQL's temp_file_limit also stops a partitioned run while it writes its partitions (the
+-- 25000 rows take 391kB spilled, 391kB renumbered, then 391kB a table; 10000 signatures of 16
+-- slots 703kB spilled, then 703kB a band); the run closes its files and the next one starts clean.
+SET temp_file_limit = '900kB';
+SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 3, memory_limit => '512kB');
+SELECT count(*) FROM minhash_pairs('SELECT id, minhash(''text '' || id, 16) FROM etl_lim WHERE id <= 10000', 0.8,
+                                   memory_limit => '64kB');
+RESET temp_file_limit;
+SELECT count(*) AS rows, count(DISTINCT group_id) AS groups
+FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, memory_limit => '512kB');
+SELECT count(*) AS differences FROM (
+    (SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, memory_limit => '512kB')
+     EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12))
+    UNION ALL
+    (SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12)
+     EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, memory_limit => '512kB'))) d;
 
 \set VERBOSITY terse
 DROP TABLE etl_lim;

@@ -20,10 +20,11 @@
 //
 // Memory: the limit is the memory_limit argument, or maintenance_work_mem. simhash_pairs keeps
 // rows in memory when N * 48 bytes fit; otherwise it spills the 16-byte rows to a temporary file
-// and runs each permuted table over key-range partitions that fit (see run_partitioned).
-// simhash_groups 'connected' does the same with 12 bytes a row kept for a union-find
-// (partitioned_groups); minhash_pairs partitions each band by band hash (partitioned_minhash);
-// simhash_groups 'leader' is in memory only, its pairs counted against the limit by the core.
+// and the core (near_partitioned.h) runs each permuted table over key-range partitions that fit,
+// through BufFile temporary files (spill_store). simhash_groups 'connected' does the same with 12
+// bytes a row kept for a union-find (partitioned_groups); minhash_pairs partitions each band by
+// band hash (partitioned_minhash); simhash_groups 'leader' is in memory only, its pairs counted
+// against the limit by the core.
 // Every refusal says which limit is short, how much would do, and what else helps.
 //
 // Temporary files: before a simhash_pairs run the pairs that uniform fingerprints make by chance
@@ -37,6 +38,7 @@
 #include <type_traits>
 
 #include "core/near_pairs.h"
+#include "core/near_partitioned.h"
 #include "sql_arguments.h"  // includes guard.h
 #include "module.h"
 
@@ -120,9 +122,6 @@ struct RunState {
     // Checked as results arrive under simhash.temp_file_limit (PostgreSQL enforces its own
     // temp_file_limit itself): the bound in bytes (< 0: none) and the run's other files.
     double result_bound, file_bytes;
-    // Partitioned connected groups: union-find over row numbers; the root is the smallest id.
-    const int64 *ids;
-    uint32 *parent;
 };
 
 void init_run_state(RunState *state, FunctionCallInfo fcinfo, const char *function_name) {
@@ -138,8 +137,6 @@ void init_run_state(RunState *state, FunctionCallInfo fcinfo, const char *functi
     state->results = 0;
     state->result_bound = temp_file_limit >= 0 ? -1 : temp_bound().bytes;
     state->file_bytes = 0;
-    state->ids = nullptr;
-    state->parent = nullptr;
 }
 
 // Called in PG_CATCH: keeps the error for later and clears the error state.
@@ -542,28 +539,86 @@ void check_expected_temp_files(RunState *state, size_t n, int radius, double fil
                     errhint("To go ahead, %s%sor raise %s.", lower, in_memory, bound.setting)));
 }
 
-// Partitions ---------------------------------------------------------------------------------
+// Temporary files for the core's partitioned runs -------------------------------------------------
 //
-// Inputs larger than memory are cut into partitions, temporary files each small enough to be
-// joined in memory: by the top bits of a permuted table's key (simhash) or of a band hash
-// (MinHash). Rows that must meet always share a partition. When some partition would hold more
-// than fits, the run is refused with the memory_limit that would do.
+// The core (near_partitioned.h) cuts inputs larger than memory into partition files through a
+// SpillStore; here it is BufFile, so files follow temp_tablespaces and temp_file_limit and go at
+// transaction end. Each callback runs its PostgreSQL calls inside PG_TRY: an error is kept in the
+// run state and the callback fails, the core closes its files and returns by plain C++ returns,
+// and finish_run raises the error.
 
-constexpr int kMaxPartitionBits = 12;  // at most 4096 files per table or band
-
-// Key bits to partition n rows by so that a partition holds about half of what fits in memory
-// (keys are not perfectly uniform), at most kMaxPartitionBits.
-int partition_bits(size_t n, size_t capacity) {
-    int bits = 0;
-    while (bits < kMaxPartitionBits && (n >> bits) > capacity / 2) ++bits;
-    return bits;
+// Called in PG_CATCH: keeps the first error (a later one, e.g. closing files after it, is dropped).
+void keep_first_error(RunState *state) {
+    if (!state->error) {
+        keep_error(state);
+    } else {
+        MemoryContextSwitchTo(state->outer);
+        FlushErrorState();
+    }
 }
+
+// Runs `calls` (PostgreSQL calls, no objects with destructors) inside PG_TRY: an error is kept for
+// finish_run and false returned.
+template <typename Calls>
+bool keeping_errors(void *context, const Calls &calls) {
+    RunState *state = static_cast<RunState *>(context);
+    volatile bool ok = true;
+    PG_TRY();
+    {
+        calls();
+    }
+    PG_CATCH();
+    {
+        keep_first_error(state);
+        ok = false;
+    }
+    PG_END_TRY();
+    return ok;
+}
+
+BufFile *buf_file(simhash::SpillFile *file) { return reinterpret_cast<BufFile *>(file); }
+
+simhash::SpillFile *spill_create(void *context) {
+    BufFile *file = nullptr;
+    if (!keeping_errors(context, [&] { file = create_temp_file(static_cast<RunState *>(context)->outer); }))
+        return nullptr;
+    return reinterpret_cast<simhash::SpillFile *>(file);
+}
+
+bool spill_write(void *context, simhash::SpillFile *file, const void *data, size_t bytes) {
+    return keeping_errors(context, [&] { BufFileWrite(buf_file(file), const_cast<void *>(data), bytes); });
+}
+
+bool spill_read(void *context, simhash::SpillFile *file, void *data, size_t bytes, size_t *done) {
+    return keeping_errors(context, [&] { *done = BufFileRead(buf_file(file), data, bytes); });
+}
+
+bool spill_rewind(void *context, simhash::SpillFile *file) {
+    return keeping_errors(context, [&] { rewind_temp_file(buf_file(file)); });
+}
+
+void spill_close(void *context, simhash::SpillFile *file) {
+    keeping_errors(context, [&] { BufFileClose(buf_file(file)); });
+}
+
+simhash::SpillStore spill_store(RunState *state) {
+    simhash::SpillStore store;
+    store.context = state;
+    store.create = spill_create;
+    store.write = spill_write;
+    store.read = spill_read;
+    store.rewind = spill_rewind;
+    store.close = spill_close;
+    return store;
+}
+
+// Refusals of partitioned runs -----------------------------------------------------------------
 
 // How a run partitions its input, for its refusals.
 struct PartitionSplit {
     const char *function_name;
     const char *rows_name;  // "rows", "signatures"
-    char cut_by[96];        // "the top 12 bits of a permuted table's key"
+    bool band_hash;         // cut by a MinHash band's hash, else by a permuted table's key
     const char *skew;       // why many rows share one partition
     const char *skew_hint;  // what helps besides memory then ("" or ", or ...")
     size_t limit;           // the memory limit
@@ -572,155 +627,105 @@ struct PartitionSplit {
     size_t capacity;        // rows a partition may hold
 };
 
-// The memory_limit at which partitions of `rows` rows fit with room to spare (partition_bits
-// aims at half of what fits).
+// The memory_limit at which partitions of `rows` rows fit with room to spare (the core aims at
+// half of what fits).
 size_t limit_for_partitions(const PartitionSplit *split, size_t rows) {
     return split->kept + 2 * rows * split->bytes_per_row;
 }
 
-// Refuses when n rows cannot fit 2^bits partitions whatever the data: one of them would hold at
-// least ceil(n / 2^bits) (pigeonhole).
-void check_partition_count(const PartitionSplit *split, size_t n, int bits) {
-    const size_t at_least = ((n - 1) >> bits) + 1;
-    if (at_least <= split->capacity) return;
-    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                    errmsg("%s: %zu %s do not split into partitions that fit in memory_limit %s", split->function_name,
-                           n, split->rows_name, size_text(split->limit).text),
-                    errdetail("Inputs larger than memory are cut by %s into %zu partitions at most; one would hold "
-                              "%zu %s or more, and %zu fit.",
-                              split->cut_by, size_t{1} << bits, at_least, split->rows_name, split->capacity),
-                    errhint("Raise memory_limit to at least %s.", size_text(limit_for_partitions(split, at_least)).text)));
-}
-
-// Refuses when the largest of the partitions just written holds more than fits. `which` names the
-// table or band; `used` partitions were available to the n rows.
-void check_partition_sizes(const PartitionSplit *split, const size_t *counts, size_t parts, size_t used, size_t n,
-                           const char *which) {
-    const size_t largest = *std::max_element(counts, counts + parts);
-    if (largest <= split->capacity) return;
-    const bool skewed = largest > 2 * (((n - 1) / used) + 1);
+// After a partitioned run returned RunStatus::partition_too_large: says which partition would not
+// fit, why, and the memory_limit that would do.
+void refuse_partitions(const PartitionSplit *split, const simhash::PartitionOverflow &overflow, size_t n) {
+    char cut_by[96];
+    if (split->band_hash)
+        snprintf(cut_by, sizeof(cut_by), "the top %d bits of a band's hash", overflow.cut_bits);
+    else if (overflow.whatever_the_data)
+        snprintf(cut_by, sizeof(cut_by), "the top %d bits of a permuted table's key", overflow.cut_bits);
+    else
+        snprintf(cut_by, sizeof(cut_by), "the top %d bits of the table's %d-bit key", overflow.cut_bits,
+                 overflow.key_bits);
+    const SizeText limit_text = size_text(split->limit);
+    const SizeText needed_text = size_text(limit_for_partitions(split, overflow.largest));
+    const char *limit = limit_text.text, *needed = needed_text.text;
+    if (overflow.whatever_the_data)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("%s: %zu %s do not split into partitions that fit in memory_limit %s",
+                               split->function_name, n, split->rows_name, limit),
+                        errdetail("Inputs larger than memory are cut by %s into %zu partitions at most; one would "
+                                  "hold %zu %s or more, and %zu fit.",
+                                  cut_by, overflow.partitions, overflow.largest, split->rows_name, split->capacity),
+                        errhint("Raise memory_limit to at least %s.", needed)));
+    char which[64];
+    snprintf(which, sizeof(which), "%s %zu of %zu", split->band_hash ? "band" : "permuted table", overflow.table,
+             overflow.tables);
+    const bool skewed = overflow.largest > 2 * (((n - 1) / overflow.partitions) + 1);
     ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                     errmsg("%s: %zu %s fall into one partition of %s, and memory_limit %s holds %zu",
-                           split->function_name, largest, split->rows_name, which, size_text(split->limit).text,
-                           split->capacity),
-                    skewed ? errdetail("Partitions are cut by %s; %s.", split->cut_by, split->skew)
+                           split->function_name, overflow.largest, split->rows_name, which, limit, split->capacity),
+                    skewed ? errdetail("Partitions are cut by %s; %s.", cut_by, split->skew)
                            : errdetail("Partitions are cut by %s; %zu %s need more than %zu partitions at this "
                                        "memory_limit.",
-                                       split->cut_by, n, split->rows_name, used),
-                    errhint("Raise memory_limit to at least %s%s.", size_text(limit_for_partitions(split, largest)).text,
-                            skewed ? split->skew_hint : "")));
+                                       cut_by, n, split->rows_name, overflow.partitions),
+                    errhint("Raise memory_limit to at least %s%s.", needed, skewed ? split->skew_hint : "")));
 }
 
-// Partitioned simhash run ----------------------------------------------------------------------
-//
-// For each permuted table (combination) of a plan made with few tables, the spilled rows are
-// distributed by the top p bits of their key into 2^p temporary files, p chosen so that a file
-// holds about half of what fits; each file is then read back and its pairs found by
-// near_pairs_pass. Every pair is reported once: by its first matching combination, in the one
-// partition holding both rows (equal keys). Cost per table: one read and one write of the rows.
+// Partitioned simhash runs ---------------------------------------------------------------------
 
-constexpr size_t kMaxPartitionedTables = 16;
-
-void load_partition(BufFile *file, FingerprintInput *input, size_t *n) {
-    rewind_temp_file(file);
-    *n = 0;
-    simhash::IdFingerprint row;
-    while (BufFileRead(file, &row, sizeof(row)) == sizeof(row)) {
-        if (*n == input->capacity) elog(ERROR, "a partition holds more rows than were counted");
-        input->rows[(*n)++] = row;
-    }
+// The plan of a partitioned run over n rows; refuses a radius that needs more permuted tables than
+// a partitioned run reads its input for. in_memory: bytes the whole input would take in memory.
+simhash::NearPairsPlan partitioned_plan(RunState *state, size_t n, int radius, size_t limit, size_t in_memory) {
+    const simhash::NearPairsPlan plan = simhash::partitioned_plan(n, radius);
+    if (!plan.brute_force) return plan;
+    const int within = simhash::largest_partitioned_radius(n, radius);
+    ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                    errmsg("%s: %zu rows at radius %d do not fit in memory_limit %s", state->function_name, n, radius,
+                           size_text(limit).text),
+                    errdetail("Inputs larger than memory are partitioned by permuted-table keys, at most %zu tables, "
+                              "which covers radii up to %d; at radius %d every pair is compared, in memory.",
+                              simhash::kMaxPartitionedTables, within, radius),
+                    errhint("Raise memory_limit to at least %s, or lower the radius to %d or less.",
+                            size_text(in_memory).text, within)));
+    return plan;
 }
 
-// kept: bytes the caller keeps besides the partition buffer (then input->capacity rows);
-// in_memory: bytes the whole input would take in memory (for the hint when the radius is too
-// large to partition).
-void run_partitioned(RunState *state, FingerprintInput *input, int radius, size_t limit, size_t kept,
-                     size_t in_memory, bool (*emit)(void *context, const simhash::NearPair *pairs, size_t n)) {
-    const size_t n = input->n;
-    const simhash::NearPairsPlan plan = simhash::plan_table_layout(n, radius, kMaxPartitionedTables);
-    if (plan.brute_force) {
-        int within = radius - 1;
-        while (within > 0 && simhash::plan_table_layout(n, within, kMaxPartitionedTables).brute_force) --within;
-        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("%s: %zu rows at radius %d do not fit in memory_limit %s", state->function_name, n,
-                               radius, size_text(limit).text),
-                        errdetail("Inputs larger than memory are partitioned by permuted-table keys, at most %zu "
-                                  "tables, which covers radii up to %d; at radius %d every pair is compared, "
-                                  "in memory.",
-                                  kMaxPartitionedTables, within, radius),
-                        errhint("Raise memory_limit to at least %s, or lower the radius to %d or less.",
-                                size_text(in_memory).text, within)));
-    }
-    PartitionSplit split{state->function_name, "rows", "",
-                         "many rows agree on those bits, as identical fingerprints or fingerprints with constant bits do",
-                         ", or remove exact duplicates first", limit, kept, simhash::kBytesPerRowInMemory,
-                         input->capacity};
-    const int bits = partition_bits(n, input->capacity);
-    int fewest_bits = bits;  // a key shorter than `bits` fills fewer partitions
-    for (size_t c = 0; c < plan.tables; ++c) fewest_bits = std::min(fewest_bits, simhash::combination_key_bits(plan, c));
-    snprintf(split.cut_by, sizeof(split.cut_by), "the top %d bits of a permuted table's key", fewest_bits);
-    check_partition_count(&split, n, fewest_bits);
+PartitionSplit rows_split(RunState *state, size_t limit, size_t kept, size_t capacity) {
+    return PartitionSplit{state->function_name, "rows", false,
+                          "many rows agree on those bits, as identical fingerprints or fingerprints with constant bits do",
+                          ", or remove exact duplicates first", limit, kept, simhash::kBytesPerRowInMemory, capacity};
+}
 
-    // The buffer for one partition: grow the in-memory array to the full capacity.
+// The spilled rows for the core: input->rows grows to the partition buffer (input->capacity rows).
+simhash::PartitionedRows partition_buffer(FingerprintInput *input) {
     input->rows = static_cast<simhash::IdFingerprint *>(
         repalloc_huge(input->rows, sizeof(simhash::IdFingerprint) * input->capacity));
-    const size_t parts = size_t{1} << bits;
-    BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
-    size_t *counts = static_cast<size_t *>(palloc(sizeof(size_t) * parts));
+    simhash::PartitionedRows rows;
+    rows.file = reinterpret_cast<simhash::SpillFile *>(input->spill);
+    rows.n = input->n;
+    rows.buffer = input->rows;
+    rows.capacity = input->capacity;
+    return rows;
+}
+
+// Pairs of spilled rows, each table's partitions joined in the partition buffer.
+void partitioned_pairs(RunState *state, FingerprintInput *input, int radius, size_t limit) {
+    const size_t n = input->n;
+    const simhash::NearPairsPlan plan =
+        partitioned_plan(state, n, radius, limit, n * simhash::kBytesPerRowInMemory);
+    const simhash::PartitionedRows rows = partition_buffer(input);
     simhash::RunControl control = run_control(state);
-    control.progress = nullptr;  // progress is reported here, per partition
-    control.emit = emit;
-    control.connectivity_only = emit != emit_pairs<simhash::NearPair>;  // grouping needs connectivity only
-    for (size_t c = 0; c < plan.tables; ++c) {
-        const int key_bits = simhash::combination_key_bits(plan, c);
-        const int shift = key_bits > bits ? key_bits - bits : 0;
-        for (size_t p = 0; p < parts; ++p) {
-            files[p] = BufFileCreateTemp(false);
-            counts[p] = 0;
-        }
-        rewind_temp_file(input->spill);
-        simhash::IdFingerprint row;
-        uint64 seen = 0;
-        while (BufFileRead(input->spill, &row, sizeof(row)) == sizeof(row)) {
-            const uint64_t part = (simhash::combination_key(plan, c, row.fingerprint) >> shift) & (parts - 1);
-            BufFileWrite(files[part], &row, sizeof(row));
-            ++counts[part];
-            if ((++seen & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
-        }
-        snprintf(split.cut_by, sizeof(split.cut_by), "the top %d bits of the table's %d-bit key",
-                 std::min(bits, key_bits), key_bits);
-        char which[64];
-        snprintf(which, sizeof(which), "permuted table %zu of %zu", c + 1, plan.tables);
-        check_partition_sizes(&split, counts, parts, size_t{1} << std::min(bits, key_bits), n, which);
-        for (size_t p = 0; p < parts; ++p) {
-            report_progress(state, "joining partitions of permuted tables", c * parts + p, plan.tables * parts);
-            if (state->error) ReThrowError(state->error);
-            size_t rows;
-            load_partition(files[p], input, &rows);
-            BufFileClose(files[p]);
-            finish_run(state, simhash::near_pairs_pass(input->rows, rows, plan, c, control));
-        }
+    simhash::PartitionOverflow overflow;
+    const simhash::RunStatus status =
+        simhash::near_pairs_partitioned(rows, plan, spill_store(state), control, &overflow);
+    if (state->error) ReThrowError(state->error);
+    if (status == simhash::RunStatus::partition_too_large) {
+        const PartitionSplit split = rows_split(state, limit, 0, input->capacity);
+        refuse_partitions(&split, overflow, n);
     }
-    pfree(counts);
-    pfree(files);
+    finish_run(state, status);
 }
 
-// Partitioned connected groups --------------------------------------------------------------
-//
-// Beyond the in-memory limit, 'connected' groups keep only 12 bytes a row: the ids (8) and a
-// union-find parent (4) over row numbers. The rows are renumbered into a temporary file of
-// (row number, fingerprint), the within-radius pairs of row numbers come from the partitioned
-// join, and each pair unites two sets (the root being the row with the smaller id).
-
-constexpr size_t kBytesPerRowPartitionedGroups = sizeof(int64) + sizeof(uint32);
-
-// Plain C, no PostgreSQL calls: runs inside the core, as its emit callback.
-bool unite_pairs(void *context, const simhash::NearPair *pairs, size_t n) {
-    RunState *state = static_cast<RunState *>(context);
-    simhash::unite_rows_by_pairs(state->parent, state->ids, pairs, n);
-    return true;
-}
-
+// Connected groups of spilled rows, 12 bytes a row kept in memory (an id and a union-find parent),
+// the rest of the limit for one partition.
 void partitioned_groups(RunState *state, FingerprintInput *input, int radius, size_t limit) {
     const size_t n = input->n;
     if (n >= PG_UINT32_MAX)
@@ -728,35 +733,32 @@ void partitioned_groups(RunState *state, FingerprintInput *input, int radius, si
                         errmsg("simhash_groups: %zu rows are more than one run can number (at most %u)", n,
                                PG_UINT32_MAX - 1),
                         errhint("Group the rows in parts, e.g. by a prefix of the fingerprint.")));
+    constexpr size_t kept_per_row = simhash::kBytesPerRowPartitionedGroups;
     // Three quarters of the limit at most, so that a quarter is left for the partitions.
-    if (n * kBytesPerRowPartitionedGroups > limit / 4 * 3)
+    if (n * kept_per_row > limit / 4 * 3)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("simhash_groups: %zu rows need a memory_limit of at least %s, not %s", n,
-                               size_text(n * kBytesPerRowPartitionedGroups * 4 / 3.0).text, size_text(limit).text),
+                               size_text(n * kept_per_row * 4 / 3.0).text, size_text(limit).text),
                         errdetail("Inputs larger than memory keep %zu bytes a row in memory (an id and a union-find "
                                   "parent), in at most three quarters of memory_limit, the rest for one partition.",
-                                  kBytesPerRowPartitionedGroups),
-                        errhint("Raise memory_limit to at least %s.",
-                                size_text(n * kBytesPerRowPartitionedGroups * 4 / 3.0).text)));
+                                  kept_per_row),
+                        errhint("Raise memory_limit to at least %s.", size_text(n * kept_per_row * 4 / 3.0).text)));
+    const simhash::NearPairsPlan plan = partitioned_plan(state, n, radius, limit, n * simhash::kBytesPerRowGroups);
     int64 *ids = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * n));
     uint32 *parent = static_cast<uint32 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n));
-    BufFile *numbered = BufFileCreateTemp(false);
-    rewind_temp_file(input->spill);
-    simhash::IdFingerprint row;
-    for (size_t k = 0; k < n; ++k) {
-        if (BufFileRead(input->spill, &row, sizeof(row)) != sizeof(row)) elog(ERROR, "could not read a temporary file");
-        ids[k] = row.id;
-        parent[k] = static_cast<uint32>(k);
-        row.id = static_cast<int64>(k);
-        BufFileWrite(numbered, &row, sizeof(row));
-    }
-    BufFileClose(input->spill);
-    input->spill = numbered;
-    const size_t kept = n * kBytesPerRowPartitionedGroups;
+    const size_t kept = n * kept_per_row;
     input->capacity = std::max<size_t>((limit - kept) / simhash::kBytesPerRowInMemory, 1);
-    state->ids = ids;
-    state->parent = parent;
-    run_partitioned(state, input, radius, limit, kept, n * simhash::kBytesPerRowGroups, unite_pairs);
+    const simhash::PartitionedRows rows = partition_buffer(input);
+    simhash::RunControl control = run_control(state);
+    simhash::PartitionOverflow overflow;
+    const simhash::RunStatus status = simhash::near_groups_partitioned(
+        rows, plan, spill_store(state), control, reinterpret_cast<int64_t *>(ids), parent, &overflow);
+    if (state->error) ReThrowError(state->error);
+    if (status == simhash::RunStatus::partition_too_large) {
+        const PartitionSplit split = rows_split(state, limit, kept, input->capacity);
+        refuse_partitions(&split, overflow, n);
+    }
+    finish_run(state, status);
     Datum values[2];
     bool nulls[2] = {false, false};
     for (size_t k = 0; k < n; ++k) {
@@ -782,9 +784,6 @@ struct SignatureInput {
     SpilledIds spilled_ids;
 };
 
-// Signature, id and bucket entry per row.
-size_t bytes_per_signature(int slots) { return sizeof(uint32) * slots + sizeof(int64) + 16; }
-
 void allocate_signature_buffers(SignatureInput *input) {
     input->ids = static_cast<int64 *>(MemoryContextAllocHuge(input->outer, sizeof(int64) * input->capacity));
     input->signatures = static_cast<uint32 *>(
@@ -796,12 +795,6 @@ void write_signature_record(BufFile *file, int64 id, const uint32 *signature, in
     BufFileWrite(file, const_cast<uint32 *>(signature), sizeof(uint32) * slots);
 }
 
-bool read_signature_record(BufFile *file, int64 *id, uint32 *signature, int slots) {
-    if (BufFileRead(file, id, sizeof(*id)) != sizeof(*id)) return false;
-    if (BufFileRead(file, signature, sizeof(uint32) * slots) != sizeof(uint32) * slots)
-        elog(ERROR, "could not read a temporary file");
-    return true;
-}
 
 void add_signature_row(void *context, int64 id, Datum value) {
     SignatureInput *input = static_cast<SignatureInput *>(context);
@@ -814,7 +807,7 @@ void add_signature_row(void *context, int64 id, Datum value) {
                         errdetail("A signature is a one-dimensional integer[] without NULLs, as made by minhash().")));
     if (input->slots == 0) {
         input->slots = length;
-        input->capacity = std::max<size_t>(input->limit / bytes_per_signature(length), 1);
+        input->capacity = std::max<size_t>(input->limit / simhash::minhash_bytes_per_row(length), 1);
         allocate_signature_buffers(input);
     }
     if (length != input->slots)
@@ -840,62 +833,33 @@ void add_signature_row(void *context, int64 id, Datum value) {
     if (reinterpret_cast<Pointer>(signature) != DatumGetPointer(value)) pfree(signature);
 }
 
-// Partitioned MinHash LSH: for each band, the spilled signatures are distributed by the top bits
-// of their band hash into temporary files that fit; each file is read back and joined on that
-// band only. A pair is reported by the first band it shares, in the file holding that band's
-// bucket, so once overall. Cost per band: one read and one write of the signatures.
+// MinHash signatures larger than memory: the core cuts each band's signatures by the band hash.
 void partitioned_minhash(RunState *state, SignatureInput *input, double threshold, simhash::LshParameters parameters) {
-    const int slots = input->slots;
-    const int bits = partition_bits(input->n, input->capacity);
-    PartitionSplit split{"minhash_pairs", "signatures", "",
-                         "many signatures share the band, as near-identical documents do",
-                         ", or remove exact duplicates first", input->limit, 0, bytes_per_signature(slots),
-                         input->capacity};
-    snprintf(split.cut_by, sizeof(split.cut_by), "the top %d bits of a band's hash", bits);
-    check_partition_count(&split, input->n, bits);
-    const size_t parts = size_t{1} << bits;
-    BufFile **files = static_cast<BufFile **>(palloc(sizeof(BufFile *) * parts));
-    size_t *counts = static_cast<size_t *>(palloc(sizeof(size_t) * parts));
-    uint32 *signature = static_cast<uint32 *>(palloc(sizeof(uint32) * slots));
+    simhash::PartitionedSignatures signatures;
+    signatures.file = reinterpret_cast<simhash::SpillFile *>(input->spill);
+    signatures.n = input->n;
+    signatures.slots = input->slots;
+    signatures.ids = reinterpret_cast<int64_t *>(input->ids);
+    signatures.signatures = input->signatures;
+    signatures.capacity = input->capacity;
     simhash::RunControl control = run_control(state);
-    control.progress = nullptr;  // progress is reported here, per partition
-    for (int band = 0; band < parameters.bands; ++band) {
-        for (size_t p = 0; p < parts; ++p) {
-            files[p] = BufFileCreateTemp(false);
-            counts[p] = 0;
-        }
-        rewind_temp_file(input->spill);
-        int64 id;
-        uint64 seen = 0;
-        while (read_signature_record(input->spill, &id, signature, slots)) {
-            const uint64_t hash = simhash::minhash_band_hash(signature, band, parameters.rows);
-            const size_t part = bits ? hash >> (64 - bits) : 0;
-            write_signature_record(files[part], id, signature, slots);
-            ++counts[part];
-            if ((++seen & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
-        }
-        char which[64];
-        snprintf(which, sizeof(which), "band %d of %d", band + 1, parameters.bands);
-        check_partition_sizes(&split, counts, parts, parts, input->n, which);
-        for (size_t p = 0; p < parts; ++p) {
-            report_progress(state, "joining partitions of MinHash bands", band * parts + p, parameters.bands * parts);
-            if (state->error) ReThrowError(state->error);
-            rewind_temp_file(files[p]);
-            size_t n = 0;
-            while (read_signature_record(files[p], &id, signature, slots)) {
-                if (n == input->capacity) elog(ERROR, "a partition holds more signatures than were counted");
-                input->ids[n] = id;
-                memcpy(input->signatures + n * slots, signature, sizeof(uint32) * slots);
-                ++n;
-            }
-            BufFileClose(files[p]);
-            finish_run(state, simhash::minhash_pairs(input->ids, input->signatures, n, slots, threshold, parameters,
-                                                      emit_pairs<simhash::JaccardPair>, control, band, 1));
-        }
+    simhash::PartitionOverflow overflow;
+    const simhash::RunStatus status = simhash::minhash_pairs_partitioned(
+        signatures, threshold, parameters, emit_pairs<simhash::JaccardPair>, spill_store(state), control, &overflow);
+    if (state->error) ReThrowError(state->error);
+    if (status == simhash::RunStatus::partition_too_large) {
+        const PartitionSplit split{"minhash_pairs",
+                                   "signatures",
+                                   true,
+                                   "many signatures share the band, as near-identical documents do",
+                                   ", or remove exact duplicates first",
+                                   input->limit,
+                                   0,
+                                   simhash::minhash_bytes_per_row(input->slots),
+                                   input->capacity};
+        refuse_partitions(&split, overflow, input->n);
     }
-    pfree(signature);
-    pfree(counts);
-    pfree(files);
+    finish_run(state, status);
 }
 
 }  // namespace
@@ -932,8 +896,7 @@ SIMHASH_FUNCTION(simhash_pairs) {
     check_expected_temp_files(&state, input.n, radius, spilled_bytes,
                               static_cast<double>(input.n) * simhash::kBytesPerRowInMemory);
     if (input.spill) {
-        run_partitioned(&state, &input, radius, limit, 0, input.n * simhash::kBytesPerRowInMemory,
-                        emit_pairs<simhash::NearPair>);
+        partitioned_pairs(&state, &input, radius, limit);
         BufFileClose(input.spill);
     } else {
         simhash::RunControl control = run_control(&state);

@@ -74,6 +74,11 @@ public:
         report();
     }
     void step(uint64_t done) { done_ = done; tick(); }
+    // Moves the phase to `done` after `units` of work.
+    void advance(uint64_t done, uint64_t units) {
+        done_ = done;
+        tick(units);
+    }
     void tick(uint64_t units = 1) {
         since_poll_ += units;
         if (since_poll_ < kPollEvery) return;

@@ -67,8 +67,9 @@ struct RunControl {
 };
 
 // stopped: a callback asked to stop. over_memory_limit: the run would need more memory than
-// its limit (near_groups), and returned before allocating it.
-enum class RunStatus { done, stopped, over_memory_limit };
+// its limit (near_groups), and returned before allocating it. partition_too_large: an input
+// larger than memory does not cut into partitions that fit (near_partitioned.h).
+enum class RunStatus { done, stopped, over_memory_limit, partition_too_large };
 
 struct NearPairsPlan {
     int radius = 0;

@@ -15,49 +15,15 @@
 #include "core/hamming.h"
 #include "core/minhash.h"
 #include "core/near_pairs.h"
+#include "near_test_rows.h"
 
 namespace simhash {
 namespace {
 
-using Triple = std::tuple<int64_t, int64_t, int>;
-
-// Uniform fingerprints, planted clusters around centers at distances 0..12, exact duplicates.
-std::vector<IdFingerprint> make_rows(size_t n, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::vector<IdFingerprint> rows;
-    rows.reserve(n);
-    int64_t id = 1000;
-    while (rows.size() < n) {
-        const uint64_t center = rng();
-        rows.push_back({id++, center});
-        if (rng() % 4 == 0) {  // a cluster of near-duplicates
-            const int members = 1 + rng() % 6;
-            for (int m = 0; m < members && rows.size() < n; ++m) {
-                uint64_t fp = center;
-                const int flips = rng() % 13;
-                for (int f = 0; f < flips; ++f) fp ^= uint64_t{1} << (rng() % 64);
-                rows.push_back({id++, fp});
-            }
-        }
-        if (rng() % 10 == 0 && rows.size() < n) rows.push_back({id++, center});  // duplicate
-    }
-    std::shuffle(rows.begin(), rows.end(), rng);
-    return rows;
-}
-
-std::map<int64_t, int64_t> reference_connected(const std::vector<IdFingerprint> &rows, int radius);
-
-std::vector<Triple> brute_force(const std::vector<IdFingerprint> &rows, int radius) {
-    std::vector<Triple> out;
-    for (size_t i = 0; i < rows.size(); ++i)
-        for (size_t j = i + 1; j < rows.size(); ++j) {
-            const int d = hamming_distance(rows[i].fingerprint, rows[j].fingerprint);
-            if (d <= radius)
-                out.emplace_back(std::min(rows[i].id, rows[j].id), std::max(rows[i].id, rows[j].id), d);
-        }
-    std::sort(out.begin(), out.end());
-    return out;
-}
+using near_test::Triple;
+using near_test::brute_force;
+using near_test::make_rows;
+using near_test::reference_connected;
 
 bool collect(void *context, const NearPair *pairs, size_t n) {
     auto *out = static_cast<std::vector<Triple> *>(context);
@@ -314,19 +280,6 @@ TEST(NearPairs, ChancePairFractionIsTheBinomialTail) {
 }
 
 // Groups -------------------------------------------------------------------------------------
-
-std::map<int64_t, int64_t> reference_connected(const std::vector<IdFingerprint> &rows, int radius) {
-    std::map<int64_t, int64_t> parent;
-    for (const auto &r : rows) parent[r.id] = r.id;
-    std::function<int64_t(int64_t)> find = [&](int64_t x) { return parent[x] == x ? x : parent[x] = find(parent[x]); };
-    for (const auto &t : brute_force(rows, radius)) {
-        const int64_t a = find(std::get<0>(t)), b = find(std::get<1>(t));
-        parent[std::max(a, b)] = std::min(a, b);
-    }
-    std::map<int64_t, int64_t> group;
-    for (const auto &r : rows) group[r.id] = find(r.id);  // roots are component minima
-    return group;
-}
 
 std::map<int64_t, int64_t> reference_leader(std::vector<IdFingerprint> rows, int radius) {
     std::sort(rows.begin(), rows.end(), [](auto &a, auto &b) { return a.id < b.id; });
