@@ -380,3 +380,9 @@ BEGIN
   RAISE WARNING 'simhash 0.3.0: simhash(text) now votes with each distinct word 2-shingle once, so fingerprints of text computed before differ from new ones'
     USING HINT = 'Recompute stored fingerprints (UPDATE t SET fp = simhash(body)) and rebuild the indexes on them (REINDEX INDEX CONCURRENTLY), or keep computing comparable ones with simhash(body, ''word'', 3, ''count'').';
 END $$;
+
+-- Locks for loaders of multi-row batches, taken all at once in ascending order.
+CREATE FUNCTION simhash_lock_neighbourhoods(fingerprints bigint[], radius integer, scope regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'simhash_lock_neighbourhoods' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_lock_neighbourhoods(bigint[], integer, regclass) IS
+    'Takes the locks simhash_lock_neighbourhood takes for every fingerprint of a batch (NULLs skipped), all at once in ascending key order, so that transactions loading several rows each never deadlock on them; needs INSERT or UPDATE privilege on the scope table';

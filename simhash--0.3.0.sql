@@ -776,6 +776,11 @@ CREATE FUNCTION simhash_lock_neighbourhood(fingerprint bigint, radius integer, s
 COMMENT ON FUNCTION simhash_lock_neighbourhood(bigint, integer, regclass) IS
     'Takes the transaction-scoped advisory locks simhash_dedup() takes for a fingerprint: any two fingerprints within radius bits share at least one lock in the same scope (table); at most 1024 distinct locks per scope; needs INSERT or UPDATE privilege on the scope table';
 
+CREATE FUNCTION simhash_lock_neighbourhoods(fingerprints bigint[], radius integer, scope regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'simhash_lock_neighbourhoods' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_lock_neighbourhoods(bigint[], integer, regclass) IS
+    'Takes the locks simhash_lock_neighbourhood takes for every fingerprint of a batch (NULLs skipped), all at once in ascending key order, so that transactions loading several rows each never deadlock on them; needs INSERT or UPDATE privilege on the scope table';
+
 CREATE FUNCTION simhash_neighbourhood_keys(fingerprint bigint, radius integer) RETURNS integer[]
     AS 'MODULE_PATHNAME', 'simhash_neighbourhood_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_neighbourhood_keys(bigint, integer) IS

@@ -73,6 +73,20 @@ SELECT classid = 'load_pages'::regclass::oid AS on_table, array_agg(objid::int O
 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() GROUP BY classid;
 COMMIT;
 SELECT count(*) AS left_after_commit FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+-- A batch's locks at once: the union of its fingerprints' keys (NULLs have none).
+BEGIN;
+SELECT simhash_lock_neighbourhoods(ARRAY[0, NULL, 7, hashint8extended(1, 0), hashint8extended(2, 0)], 3, 'load_pages');
+SELECT array_agg(objid::int ORDER BY objid) = (
+           SELECT array_agg(DISTINCT k ORDER BY k)
+           FROM unnest(ARRAY[0, 7, hashint8extended(1, 0), hashint8extended(2, 0)]) fp,
+                unnest(simhash_neighbourhood_keys(fp, 3)) k) AS union_of_keys,
+       count(*) AS locks
+FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 'load_pages'::regclass::oid;
+COMMIT;
+BEGIN;
+SELECT simhash_lock_neighbourhoods('{}', 3, 'load_pages'), simhash_lock_neighbourhoods('{NULL}', 3, 'load_pages');
+SELECT count(*) AS locks_of_no_fingerprint FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+COMMIT;
 
 -- The check query has this form and uses the simhash index (exact, no recheck).
 PREPARE load_check(bigint, tid) AS
@@ -187,6 +201,8 @@ SELECT load_bad_try($$'fp', '3', 'skip'$$, 'BEFORE INSERT', 'STATEMENT');
 SELECT load_try('SELECT simhash_dedup()');
 SELECT load_try($$SELECT simhash_lock_neighbourhood(0, 65, 'load_bad')$$);
 SELECT load_try('SELECT simhash_neighbourhood_keys(0, -1)');
+SELECT load_try($$SELECT simhash_lock_neighbourhoods(ARRAY[0], 65, 'load_bad')$$);
+SELECT load_try($$SELECT simhash_lock_neighbourhoods(ARRAY[0], 3, 12345)$$);
 SELECT simhash_lock_neighbourhood(NULL, 3, 'load_bad') IS NULL AS strict;
 
 DROP TABLE load_pages, load_staging, load_bad;

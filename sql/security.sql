@@ -88,6 +88,7 @@ ALTER TABLE security_owner.pages DISABLE ROW LEVEL SECURITY;
 CREATE TABLE security_owner.private (fp bigint);
 SET ROLE regress_simhash_intruder;
 SELECT simhash_lock_neighbourhood(0, 3, 'security_owner.private');
+SELECT simhash_lock_neighbourhoods(ARRAY[0, 7], 3, 'security_owner.private');
 BEGIN;
 SELECT simhash_lock_neighbourhood(0, 3, 'security_owner.pages');
 ROLLBACK;

@@ -64,14 +64,16 @@ int neighbourhood_keys(int64 fp, int radius, uint32 *keys) {
     return simhash::neighbourhood_lock_keys(static_cast<uint64_t>(fp), radius, kLockKeys, keys);
 }
 
+void lock_key(Oid relid, uint32 key) {
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, key, kLockSpace);
+    (void)LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
 void lock_neighbourhood(Oid relid, int64 fp, int radius) {
     uint32 keys[65];
     const int n = neighbourhood_keys(fp, radius, keys);
-    for (int i = 0; i < n; ++i) {
-        LOCKTAG tag;
-        SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, keys[i], kLockSpace);
-        (void)LockAcquire(&tag, ExclusiveLock, false, false);
-    }
+    for (int i = 0; i < n; ++i) lock_key(relid, keys[i]);
 }
 
 enum DedupAction { kSkip, kError, kMark };
@@ -455,21 +457,52 @@ SIMHASH_FUNCTION(simhash_dedup) {
     pg_unreachable();
 }
 
-// simhash_lock_neighbourhood(fingerprint, radius, scope): the trigger's locks, for load procedures
-// of one's own (hold them, then check, then insert; they last until the transaction ends).
 // Taking a table's keys stalls every dedup load into it, so it needs the right to write into it
 // (INSERT or UPDATE), as the trigger's own loads do.
-SIMHASH_FUNCTION(simhash_lock_neighbourhood) {
-    const int radius = radius_argument(fcinfo, 1);
-    const Oid scope = PG_GETARG_OID(2);
+void check_lock_scope(Oid scope, const char *function_name) {
     char *scope_name = get_rel_name(scope);
     if (scope_name == nullptr)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", scope)));
     if (pg_class_aclcheck(scope, GetUserId(), ACL_INSERT | ACL_UPDATE) != ACLCHECK_OK)
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("permission denied to lock the neighbourhoods of table %s", scope_name),
-                        errdetail("simhash_lock_neighbourhood needs INSERT or UPDATE privilege on the scope table.")));
+                        errdetail("%s needs INSERT or UPDATE privilege on the scope table.", function_name)));
+}
+
+// simhash_lock_neighbourhood(fingerprint, radius, scope): the trigger's locks, for load procedures
+// of one's own (hold them, then check, then insert; they last until the transaction ends).
+SIMHASH_FUNCTION(simhash_lock_neighbourhood) {
+    const int radius = radius_argument(fcinfo, 1);
+    const Oid scope = PG_GETARG_OID(2);
+    check_lock_scope(scope, "simhash_lock_neighbourhood");
     lock_neighbourhood(scope, PG_GETARG_INT64(0), radius);
+    PG_RETURN_VOID();
+}
+
+// simhash_lock_neighbourhoods(fingerprints, radius, scope): the locks of a whole batch at once, in
+// one ascending order. A transaction that loads several rows and takes its locks row by row can
+// deadlock with another doing the same (their keys interleave); one that takes them all first
+// waits at most, and only for transactions that hold some of them.
+SIMHASH_FUNCTION(simhash_lock_neighbourhoods) {
+    const int radius = radius_argument(fcinfo, 1);
+    const Oid scope = PG_GETARG_OID(2);
+    check_lock_scope(scope, "simhash_lock_neighbourhoods");
+    ArrayType *array = PG_GETARG_ARRAYTYPE_P(0);
+    Datum *values;
+    bool *nulls;
+    int count;
+    deconstruct_array(array, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &values, &nulls, &count);
+    bool *wanted = static_cast<bool *>(palloc0(sizeof(bool) * kLockKeys));
+    uint32 keys[65];
+    for (int i = 0; i < count; ++i) {
+        if (nulls[i]) continue;  // a row without a fingerprint is never a duplicate
+        const int n = neighbourhood_keys(DatumGetInt64(values[i]), radius, keys);
+        for (int k = 0; k < n; ++k) wanted[keys[k]] = true;
+        if ((i & 0x3FF) == 0x3FF) CHECK_FOR_INTERRUPTS();
+    }
+    for (uint32 key = 0; key < kLockKeys; ++key)
+        if (wanted[key]) lock_key(scope, key);
+    pfree(wanted);
     PG_RETURN_VOID();
 }
 
