@@ -88,3 +88,10 @@ extern "C" {
 #else
 #define simhash_relation_ownercheck(relid, role) pg_class_ownercheck((relid), (role))
 #endif
+
+// The backend's local transaction id: PGPROC.lxid became PGPROC.vxid.lxid in PostgreSQL 17.
+#if PG_VERSION_NUM >= 170000
+#define SIMHASH_MY_LXID (MyProc->vxid.lxid)
+#else
+#define SIMHASH_MY_LXID (MyProc->lxid)
+#endif

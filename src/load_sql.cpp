@@ -35,11 +35,13 @@ extern "C" {
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
 #include "storage/lock.h"
+#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -457,6 +459,45 @@ SIMHASH_FUNCTION(simhash_dedup) {
     pg_unreachable();
 }
 
+// On a Citus worker the locks of a distributed table would be the worker's own: loaders connected to
+// other nodes would not see them, and near-duplicates loaded at once through two nodes would both go
+// in. Refused there; the coordinator's locks are held until every worker has committed (Citus
+// commits the workers in its commit callback, before locks are released), so loaders go through
+// it. Decided once per transaction and scope: Citus's catalogs are read with every name qualified.
+void refuse_locks_on_citus_worker(Oid scope, const char *function_name) {
+    static LocalTransactionId checked_lxid = InvalidLocalTransactionId;
+    static Oid checked_scope = InvalidOid;
+    if (checked_lxid == SIMHASH_MY_LXID && checked_scope == scope) return;
+    if (!OidIsValid(get_extension_oid("citus", true))) {
+        checked_lxid = SIMHASH_MY_LXID;
+        checked_scope = scope;
+        return;
+    }
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "%s: SPI_connect failed", function_name);
+    Oid types[1] = {REGCLASSOID};
+    Datum values[1] = {ObjectIdGetDatum(scope)};
+    const int rc = SPI_execute_with_args(
+        "SELECT l.groupid OPERATOR(pg_catalog.<>) 0 AND EXISTS (SELECT FROM pg_catalog.pg_dist_partition p "
+        "WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1) FROM pg_catalog.pg_dist_local_group l",
+        1, types, values, nullptr, true, 1);
+    bool on_worker = false;
+    if (rc == SPI_OK_SELECT && SPI_processed == 1) {
+        bool isnull;
+        const Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        on_worker = !isnull && DatumGetBool(value);
+    }
+    SPI_finish();
+    if (on_worker)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("%s: the neighbourhood locks of distributed table %s are taken on the Citus coordinator",
+                               function_name, get_rel_name(scope)),
+                        errdetail("Locks taken on a worker are not seen by loaders connected to other nodes, so "
+                                  "near-duplicates loaded at once through two nodes could both go in."),
+                        errhint("Run the load (lock, check, insert) in a session connected to the coordinator.")));
+    checked_lxid = SIMHASH_MY_LXID;
+    checked_scope = scope;
+}
+
 // Taking a table's keys stalls every dedup load into it, so it needs the right to write into it
 // (INSERT or UPDATE), as the trigger's own loads do.
 void check_lock_scope(Oid scope, const char *function_name) {
@@ -467,6 +508,7 @@ void check_lock_scope(Oid scope, const char *function_name) {
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("permission denied to lock the neighbourhoods of table %s", scope_name),
                         errdetail("%s needs INSERT or UPDATE privilege on the scope table.", function_name)));
+    refuse_locks_on_citus_worker(scope, function_name);
 }
 
 // simhash_lock_neighbourhood(fingerprint, radius, scope): the trigger's locks, for load procedures

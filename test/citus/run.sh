@@ -87,3 +87,20 @@ after=$(prepared)
 # (Two records for a transaction that wrote on both workers; one that only skipped rows has none.)
 echo "    transactions prepared on workers: $((after - before)) (expected: some; none would mean no two-phase commit was tested)"
 [ $((after - before)) -ge 2 ] || { echo "the batched loads did not commit in two phases" >&2; exit 1; }
+
+echo "==> Citus: a worker refuses the neighbourhood locks of a distributed table, not of its own tables"
+# With a hostile search_path whose <> and = say "no" (an unqualified query would let the lock through).
+psql_on "${PORTS[1]}" -d simhash_citus -c "SET citus.enable_ddl_propagation = off" -c "CREATE SCHEMA hostile" \
+    -c "CREATE FUNCTION hostile.no(integer, integer) RETURNS boolean LANGUAGE sql AS 'SELECT false'" \
+    -c "CREATE FUNCTION hostile.no(regclass, regclass) RETURNS boolean LANGUAGE sql AS 'SELECT false'" \
+    -c "CREATE OPERATOR hostile.<> (LEFTARG = integer, RIGHTARG = integer, FUNCTION = hostile.no)" \
+    -c "CREATE OPERATOR hostile.= (LEFTARG = regclass, RIGHTARG = regclass, FUNCTION = hostile.no)" >/dev/null
+refusal=$(psql_on "${PORTS[1]}" -d simhash_citus -At -c "SET search_path = hostile, pg_catalog, public" \
+    -c "SELECT simhash_lock_neighbourhoods(ARRAY[0], 3, 'public.loads')" 2>&1 || true)
+echo "    $refusal" | head -1
+expected="ERROR:  simhash_lock_neighbourhoods: the neighbourhood locks of distributed table loads are taken on the Citus coordinator"
+[ "$(echo "$refusal" | head -1)" = "$expected" ] || { echo "expected: $expected" >&2; exit 1; }
+local_lock=$(psql_on "${PORTS[1]}" -d simhash_citus -At -c "CREATE TABLE worker_local (fp bigint)" \
+    -c "SELECT 'locked ' || count(*) FROM (SELECT simhash_lock_neighbourhood(0, 3, 'worker_local')) l" -c "DROP TABLE worker_local")
+echo "    worker-local table: $local_lock"
+[ "$local_lock" = "locked 1" ] || { echo "a worker's own table should take its locks" >&2; exit 1; }
