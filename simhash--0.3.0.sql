@@ -551,37 +551,29 @@ $function$;
 COMMENT ON FUNCTION simhash_distributed_relation(regclass) IS
     'The schema and schema-qualified name of a relation, and whether it is a Citus distributed table: how the *_distributed functions decide where to run';
 
-CREATE FUNCTION simhash_pairs_distributed(relation regclass, id_column name, fingerprint_column name,
-                                          radius integer DEFAULT 3, max_tables integer DEFAULT 16)
-    RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+CREATE FUNCTION simhash_distributed_pairs_layout(relation regclass, id_column name, fingerprint_column name,
+                                                 radius integer, max_tables integer,
+                                                 OUT distributed boolean, OUT key_blocks integer, OUT tables integer)
+    RETURNS record
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
-    rel_schema name;
     source text;
-    staging text;
-    staging_name name;
     n bigint;
     repeated bigint;
-    distributed boolean;
     kb integer;
     i integer;
-    tables pg_catalog.numeric;
+    layout_tables pg_catalog.numeric;
     cost pg_catalog.numeric;
     best_cost pg_catalog.numeric;
-    best_tables integer;
-    key_blocks integer;
 BEGIN
     IF relation IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR radius IS NULL OR max_tables IS NULL THEN
         RAISE EXCEPTION 'simhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
     END IF;
-    SELECT r.schema_name, r.qualified_name, r.distributed INTO rel_schema, source, distributed
+    SELECT r.qualified_name, r.distributed INTO source, distributed
     FROM @extschema@.simhash_distributed_relation(relation) r;
     IF NOT distributed THEN
-        RETURN QUERY SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(
-            pg_catalog.format('SELECT %I::pg_catalog.int8, %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL',
-                              id_column, fingerprint_column, source, fingerprint_column), radius) p;
         RETURN;
     END IF;
     -- One scan counts the rows and finds a repeated id: pairs are reported by id, so every row
@@ -601,50 +593,134 @@ BEGIN
     -- (Plain operators in this function's own expressions are pg_catalog's: its search_path is
     -- pinned, and PostgreSQL never looks for operators in pg_temp.)
     FOR kb IN 1 .. 64 - radius LOOP
-        tables := 1;
+        layout_tables := 1;
         FOR i IN 1 .. kb LOOP
-            tables := tables * (radius + i) / i;
+            layout_tables := layout_tables * (radius + i) / i;
         END LOOP;
-        EXIT WHEN tables > max_tables;
-        cost := tables * (2.0 * n + 0.005 * n::pg_catalog.numeric * n
-                                     / pg_catalog.power(2.0, 64.0 * kb / (radius + kb) + 1));
+        EXIT WHEN layout_tables > max_tables;
+        cost := layout_tables * (2.0 * n + 0.005 * n::pg_catalog.numeric * n
+                                          / pg_catalog.power(2.0, 64.0 * kb / (radius + kb) + 1));
         IF best_cost IS NULL OR cost < best_cost THEN
             best_cost := cost;
             key_blocks := kb;
-            best_tables := tables;
+            tables := layout_tables;
         END IF;
     END LOOP;
     IF key_blocks IS NULL THEN
         RAISE EXCEPTION 'no layout of at most % tables covers radius %', max_tables, radius
             USING ERRCODE = '54000', HINT = 'Allow more tables, or run simhash_pairs on one node.';
     END IF;
-    -- Every row once per table, distributed by (table, key): rows of equal key meet on one node.
+END
+$function$;
+COMMENT ON FUNCTION simhash_distributed_pairs_layout(regclass, name, name, integer, integer) IS
+    'The checks and the layout of a distributed pairs join (simhash_pairs_distributed): whether the relation is a Citus distributed table and, if so, after refusing a repeated id, the key blocks and the number of permuted tables';
+
+CREATE FUNCTION simhash_distributed_pairs_of_table(relation regclass, id_column name, fingerprint_column name,
+                                                   radius integer, key_blocks integer, "table" integer)
+    RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    rel_schema name;
+    source text;
+    staging text;
+BEGIN
+    SELECT r.schema_name, r.qualified_name INTO rel_schema, source FROM @extschema@.simhash_distributed_relation(relation) r;
+    -- Every row once, distributed by its key in this table: rows of equal key meet on one node.
     -- Repartitioned by the workers among themselves; the coordinator sees only the pairs.
-    staging_name := pg_catalog.format('simhash_pairs_%s_%s', pg_catalog.pg_backend_pid(),
-                                      pg_catalog.txid_current());
-    staging := pg_catalog.format('%I.%I', rel_schema, staging_name);
-    EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s (bucket pg_catalog.int8, t pg_catalog.int2, id pg_catalog.int8, fp pg_catalog.int8)', staging);
-    PERFORM pg_catalog.create_distributed_table(staging, 'bucket', colocate_with => 'none');
+    staging := pg_catalog.format('%I.%I', rel_schema, pg_catalog.format('simhash_pairs_%s_%s_%s', pg_catalog.pg_backend_pid(),
+                                                                         pg_catalog.txid_current(), "table"));
+    EXECUTE pg_catalog.format('CREATE UNLOGGED TABLE %s (key pg_catalog.int8, id pg_catalog.int8, fp pg_catalog.int8)', staging);
+    PERFORM pg_catalog.create_distributed_table(staging, 'key', colocate_with => 'none');
     EXECUTE pg_catalog.format(
-        'INSERT INTO %s SELECT @extschema@.simhash_pairs_key(r.fp, $1, $2, $3, t) OPERATOR(pg_catalog.#) (t::pg_catalog.int8 OPERATOR(pg_catalog.<<) 56), t, r.id, r.fp
-         FROM (SELECT %I::pg_catalog.int8 AS id, %I::pg_catalog.int8 AS fp FROM %s WHERE %I IS NOT NULL) r,
-              pg_catalog.generate_series(0, $4 OPERATOR(pg_catalog.-) 1) t',
+        'INSERT INTO %s SELECT @extschema@.simhash_pairs_key(r.fp, $1, $2, $3, $4), r.id, r.fp
+         FROM (SELECT %I::pg_catalog.int8 AS id, %I::pg_catalog.int8 AS fp FROM %s WHERE %I IS NOT NULL) r',
         staging, id_column, fingerprint_column, source, fingerprint_column)
-        USING radius, radius OPERATOR(pg_catalog.+) key_blocks, key_blocks, best_tables;
-    -- Each worker groups its rows by (bucket, table) and compares every group in C; equal buckets
-    -- of one table are equal keys (simhash_pairs_agg checks the key again).
+        USING radius, radius OPERATOR(pg_catalog.+) key_blocks, key_blocks, "table";
+    -- Each worker groups its rows by key and compares every group in C (simhash_pairs_agg checks
+    -- the key again and reports only the pairs this table owns).
     RETURN QUERY EXECUTE pg_catalog.format(
         'SELECT g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 1], g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 2],
                 g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 3]::pg_catalog.int4
-         FROM (SELECT @extschema@.simhash_pairs_agg(id, fp, $1, $2, $3, t) AS p FROM %s GROUP BY bucket, t) g,
+         FROM (SELECT @extschema@.simhash_pairs_agg(id, fp, $1, $2, $3, $4) AS p FROM %s GROUP BY key) g,
               pg_catalog.generate_series(0, (pg_catalog.array_length(g.p, 1) OPERATOR(pg_catalog./) 3) OPERATOR(pg_catalog.-) 1) i
          WHERE g.p IS NOT NULL', staging)
-        USING radius, radius OPERATOR(pg_catalog.+) key_blocks, key_blocks;
+        USING radius, radius OPERATOR(pg_catalog.+) key_blocks, key_blocks, "table";
     EXECUTE pg_catalog.format('DROP TABLE %s', staging);
+END
+$function$;
+COMMENT ON FUNCTION simhash_distributed_pairs_of_table(regclass, name, name, integer, integer, integer) IS
+    'The pairs one permuted table (0 .. tables - 1 of simhash_distributed_pairs_layout) reports in a distributed pairs join: rows repartitioned by that table''s key into a staging table, grouped and compared on the workers';
+
+CREATE FUNCTION simhash_pairs_distributed(relation regclass, id_column name, fingerprint_column name,
+                                          radius integer DEFAULT 3, max_tables integer DEFAULT 16)
+    RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    layout record;
+BEGIN
+    SELECT * INTO layout
+    FROM @extschema@.simhash_distributed_pairs_layout(relation, id_column, fingerprint_column, radius, max_tables);
+    IF NOT layout.distributed THEN
+        RETURN QUERY SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(
+            pg_catalog.format('SELECT %I::pg_catalog.int8, %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL',
+                              id_column, fingerprint_column,
+                              (SELECT r.qualified_name FROM @extschema@.simhash_distributed_relation(relation) r),
+                              fingerprint_column), radius) p;
+        RETURN;
+    END IF;
+    -- One permuted table at a time: its staging table is dropped before the next is filled.
+    FOR t IN 0 .. layout.tables - 1 LOOP
+        RETURN QUERY SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_distributed_pairs_of_table(
+            relation, id_column, fingerprint_column, radius, layout.key_blocks, t) p;
+    END LOOP;
 END
 $function$;
 COMMENT ON FUNCTION simhash_pairs_distributed(regclass, name, name, integer, integer) IS
     'simhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each permuted table''s key and joined where they meet, and only the pairs reach the coordinator (a table that is not distributed runs simhash_pairs); ids must be unique';
+
+CREATE PROCEDURE simhash_pairs_distributed_into(relation regclass, id_column name, fingerprint_column name,
+                                                result regclass, radius integer DEFAULT 3, max_tables integer DEFAULT 16)
+    LANGUAGE plpgsql
+AS $procedure$
+DECLARE
+    layout record;
+    target text;
+BEGIN
+    -- A procedure that commits cannot pin its search_path with SET: it is set for each of its
+    -- transactions instead, before any other statement of it runs.
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    IF result IS NULL THEN
+        RAISE EXCEPTION 'simhash_pairs_distributed_into arguments must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    -- Inside a transaction block it could not commit: fail here, before any work.
+    COMMIT;
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    SELECT r.qualified_name INTO target FROM @extschema@.simhash_distributed_relation(result) r;
+    SELECT * INTO layout
+    FROM @extschema@.simhash_distributed_pairs_layout(relation, id_column, fingerprint_column, radius, max_tables);
+    IF NOT layout.distributed THEN
+        EXECUTE pg_catalog.format('INSERT INTO %s (id_a, id_b, distance) SELECT p.id_a, p.id_b, p.distance
+                                   FROM @extschema@.simhash_pairs_distributed($1, $2, $3, $4, $5) p', target)
+            USING relation, id_column, fingerprint_column, radius, max_tables;
+        RETURN;
+    END IF;
+    -- One transaction a permuted table: its staging table and Citus's intermediate files are gone
+    -- at its commit, so the workers never hold more than one copy of the rows.
+    FOR t IN 0 .. layout.tables - 1 LOOP
+        EXECUTE pg_catalog.format('INSERT INTO %s (id_a, id_b, distance) SELECT p.id_a, p.id_b, p.distance
+                                   FROM @extschema@.simhash_distributed_pairs_of_table($1, $2, $3, $4, $5, $6) p', target)
+            USING relation, id_column, fingerprint_column, radius, layout.key_blocks, t;
+        COMMIT;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    END LOOP;
+END
+$procedure$;
+COMMENT ON PROCEDURE simhash_pairs_distributed_into(regclass, name, name, regclass, integer, integer) IS
+    'simhash_pairs_distributed written into the table result (id_a bigint, id_b bigint, distance integer), one transaction per permuted table, so that the workers hold the staged rows of one table at a time: for tables whose staged copies would not fit on the workers'' disks at once; CALL it outside a transaction block';
 
 CREATE FUNCTION simhash_pair_groups(pairs_query text, memory_limit text DEFAULT NULL)
     RETURNS TABLE (id bigint, group_id bigint)

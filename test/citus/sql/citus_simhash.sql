@@ -132,6 +132,24 @@ SELECT * FROM simhash_pairs_layout(40000, 3);
 SELECT * FROM simhash_pairs_layout(40000, 40, 16);
 -- A table that is not distributed runs the single-node join.
 SELECT count(*) FROM simhash_pairs_distributed('docs_local', 'id', 'fp', 3);
+-- The same pairs written into a table, one transaction per permuted table (the workers hold one
+-- table's staged rows at a time); equal to simhash_pairs over the same rows.
+CREATE TABLE pairs_result (id_a bigint, id_b bigint, distance integer);
+CALL simhash_pairs_distributed_into('docs', 'id', 'fp', 'pairs_result', 8);
+SELECT (SELECT count(*) FROM pairs_result) AS pairs,
+       (SELECT count(*) FROM ((SELECT * FROM pairs_result
+                               EXCEPT SELECT * FROM simhash_pairs('SELECT id, fp FROM docs_local WHERE fp IS NOT NULL', 8))
+                              UNION ALL
+                              (SELECT * FROM simhash_pairs('SELECT id, fp FROM docs_local WHERE fp IS NOT NULL', 8)
+                               EXCEPT SELECT * FROM pairs_result)) d) AS different;
+-- It commits, so it refuses to run inside a transaction block; a local table runs simhash_pairs.
+BEGIN;
+CALL simhash_pairs_distributed_into('docs', 'id', 'fp', 'pairs_result', 3);
+ROLLBACK;
+TRUNCATE pairs_result;
+CALL simhash_pairs_distributed_into('docs_local', 'id', 'fp', 'pairs_result', 3);
+SELECT count(*) AS local_pairs FROM pairs_result;
+TRUNCATE pairs_result;
 -- Whatever the caller's search_path: objects named like the ones it uses, in a schema searched
 -- first, are never called.
 CREATE SCHEMA hostile;
@@ -142,7 +160,11 @@ CREATE OPERATOR hostile.= (LEFTARG = bigint, RIGHTARG = bigint, FUNCTION = hosti
 CREATE FUNCTION hostile.simhash_pairs_key(bigint, integer, integer, integer, integer) RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile key called'; END $$;
 SET search_path = hostile, public;
 SELECT count(*) FROM public.simhash_pairs_distributed('public.docs', 'id', 'fp', 3);
+CALL public.simhash_pairs_distributed_into('public.docs', 'id', 'fp', 'public.pairs_result', 3);
+SELECT pg_catalog.count(*) AS pairs_under_hostile_path FROM public.pairs_result;
+SHOW search_path;
 RESET search_path;
+DROP TABLE pairs_result;
 
 -- Dedup on load through the coordinator: its neighbourhood locks, then a check that reaches every
 -- shard. A row 2 bits from a stored row on another shard is not inserted; an unrelated row is.
