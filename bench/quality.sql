@@ -124,7 +124,12 @@ SELECT row_number() OVER (), name, unit, size, weighting FROM (
   UNION ALL
   -- Mixed features: word 1-grams with word 2-grams or character 4-grams, each distinct one voting.
   SELECT 'word 1 + ' || unit || ' ' || size || ', set', unit, size, 'mix'
-  FROM (VALUES ('word', 2), ('char', 4)) u(unit, size)) c;
+  FROM (VALUES ('word', 2), ('char', 4)) u(unit, size)
+  UNION ALL
+  -- Digits folded: every run of ASCII digits read as "0" (counters, dates and prices change
+  -- between copies of a page), then distinct shingles voting once.
+  SELECT unit || ' ' || size || ', set, digits folded', unit, size, 'digits'
+  FROM (VALUES ('word', 1), ('word', 2), ('char', 4)) u(unit, size)) c;
 
 -- IDF dictionaries per source and configuration (simhash_idf), then simhash(body, idf).
 CREATE TEMP TABLE idf_dicts AS
@@ -133,7 +138,10 @@ FROM docs d, configs c WHERE c.weighting = 'idf' GROUP BY 1, 2;
 
 CREATE TEMP TABLE fingerprints AS
 SELECT d.doc_id, c.cfg, simhash(d.body, c.unit, c.size, c.weighting) AS fp
-FROM docs d, configs c WHERE c.weighting NOT IN ('idf', 'mix')
+FROM docs d, configs c WHERE c.weighting NOT IN ('idf', 'mix', 'digits')
+UNION ALL
+SELECT d.doc_id, c.cfg, simhash(regexp_replace(d.body, '[0-9]+', '0', 'g'), c.unit, c.size, 'set')
+FROM docs d, configs c WHERE c.weighting = 'digits'
 UNION ALL
 SELECT d.doc_id, c.cfg, simhash(ARRAY(SELECT DISTINCT unnest(simhash_shingles(d.body, 'word', 1) || simhash_shingles(d.body, c.unit, c.size))))
 FROM docs d, configs c WHERE c.weighting = 'mix'
