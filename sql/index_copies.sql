@@ -41,3 +41,30 @@ RESET enable_seqscan;
 RESET enable_bitmapscan;
 SELECT simhash_index_check('copies_fp');
 DROP TABLE copies;
+
+-- A run of more than 16,384 entries is copied only once this backend has probed it about
+-- entries / 32 times (625 here), so that a backend asking a few questions does not copy it first;
+-- its answers are the same from its pages (queries 1 .. 624) and from the copy (625 on).
+CREATE TABLE copies_big (id int, fp bigint) WITH (autovacuum_enabled = off);
+INSERT INTO copies_big SELECT g, hashint8extended(g, 5) FROM generate_series(1, 20000) g;
+CREATE INDEX copies_big_fp ON copies_big USING simhash (fp);
+SELECT runs, pending_entries FROM simhash_index_info('copies_big_fp');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+CREATE FUNCTION pg_temp.copies_big_mismatches() RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    found bigint;
+    mismatches bigint := 0;
+BEGIN
+    FOR q IN 1 .. 800 LOOP
+        -- row q is 1 bit away; no other row is within 3 bits of it
+        SELECT count(*) INTO found FROM copies_big WHERE hamming(fp, hashint8extended(q, 5) # 2) <= 3;
+        mismatches := mismatches + (found <> 1)::int;
+    END LOOP;
+    RETURN mismatches;
+END $$;
+SELECT pg_temp.copies_big_mismatches() AS mismatches;
+SELECT count(*) AS near_row_7 FROM copies_big WHERE hamming(fp, hashint8extended(7, 5) # 2) <= 3;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE copies_big;
