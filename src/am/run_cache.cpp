@@ -42,26 +42,19 @@ void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
     simhash_read_run(index, slot->header, slot, run);  // checks the directory page counts too
     const Size nprefixes = Size{1} << run->dirbits;
+    // The slots are filled page by page (simhash_cached_dir_slot); untouched memory costs nothing.
     SimhashDirSlot *dirs = static_cast<SimhashDirSlot *>(palloc(run->ntables * nprefixes * sizeof(SimhashDirSlot)));
+    Size bitmap_bytes = 0;
+    for (int t = 0; t < run->ntables; ++t) {
+        const Size bytes = run->tables[t].ndirpages / 8 + 1;
+        e->cached.dir[t] = dirs + t * nprefixes;
+        e->cached.dir_loaded[t] = static_cast<uint8 *>(palloc0(bytes));
+        bitmap_bytes += bytes;
+    }
     e->cached.permuter = simhash_new_permuter(run->key_order);
     MemoryContextSwitchTo(old);
-    for (int t = 0; t < run->ntables; ++t) {
-        const SimhashTable *table = &run->tables[t];
-        SimhashDirSlot *dir = dirs + t * nprefixes;
-        for (uint32 d = 0; d < table->ndirpages; ++d) {
-            Buffer buffer;
-            Page page = simhash_lock_page(index, table->dir[d], BUFFER_LOCK_SHARE, SIMHASH_DIR, &buffer);
-            const Size first = Size{d} * SIMHASH_DIRSLOTS_PER_PAGE;
-            const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), nprefixes - first);
-            const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(page)->nentries), n);
-            memcpy(dir + first, SimhashPageGetDirSlots(page), stored * sizeof(SimhashDirSlot));
-            for (Size i = stored; i < n; ++i) dir[first + i].blkno = InvalidBlockNumber;
-            UnlockReleaseBuffer(buffer);
-        }
-        e->cached.dir[t] = dir;
-    }
     e->cached.run = run;
-    e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(SimhashDirSlot) +
+    e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(SimhashDirSlot) + bitmap_bytes +
                (e->cached.permuter ? sizeof(simhash::BitPermuter) : 0);
 }
 
@@ -92,4 +85,30 @@ void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *s
     entries[nentries++] = e;
     cached_bytes += e.bytes;
     *out = e.cached;
+}
+
+const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCachedRun *cached, int t, Size prefix) {
+    const Size d = prefix / SIMHASH_DIRSLOTS_PER_PAGE;
+    uint8 *loaded = &cached->dir_loaded[t][d / 8];
+    const uint8 bit = static_cast<uint8>(1u << (d % 8));
+    if (!(*loaded & bit)) {
+        const SimhashRunData *run = cached->run;
+        const SimhashTable *table = &run->tables[t];
+        if (d >= table->ndirpages)
+            ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                            errmsg("index \"%s\" has no directory page %zu in table %d", RelationGetRelationName(index),
+                                   d, t)));
+        const Size nprefixes = Size{1} << run->dirbits;
+        SimhashDirSlot *dir = cached->dir[t];
+        Buffer buffer;
+        Page page = simhash_lock_page(index, table->dir[d], BUFFER_LOCK_SHARE, SIMHASH_DIR, &buffer);
+        const Size first = d * SIMHASH_DIRSLOTS_PER_PAGE;
+        const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), nprefixes - first);
+        const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(page)->nentries), n);
+        memcpy(dir + first, SimhashPageGetDirSlots(page), stored * sizeof(SimhashDirSlot));
+        for (Size i = stored; i < n; ++i) dir[first + i].blkno = InvalidBlockNumber;
+        UnlockReleaseBuffer(buffer);
+        *loaded |= bit;  // only once the page's slots are all in place
+    }
+    return &cached->dir[t][prefix];
 }

@@ -73,7 +73,7 @@ struct ProbeQuery {
     int r;                            // probing radius
     int rb;                           // per-block radius
     const SimhashRunData *run;        // the run being probed, and its directories (backend cache)
-    const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];
+    SimhashCachedRun cached_run;
     Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
     BlockNumber map_blkno;
     TIDBitmap *tbm;     // bitmap scans
@@ -277,14 +277,14 @@ struct ProbeRange {
     bool empty() const { return begin.blkno == InvalidBlockNumber || (begin.blkno == end.blkno && begin.offset >= end.offset); }
 };
 
-ProbeRange probe_range(const ProbeQuery *q, int t, uint32 value) {
+ProbeRange probe_range(Relation index, const ProbeQuery *q, int t, uint32 value) {
     const SimhashGeometry *g = &q->g;
     const Size prefix = simhash_prefix(value, g, t);
     ProbeRange range;
-    range.begin = q->dir[t][prefix];
+    range.begin = *simhash_cached_dir_slot(index, &q->cached_run, t, prefix);
     range.end.blkno = InvalidBlockNumber;
     range.end.offset = 0;
-    if (prefix + 1 < (Size{1} << g->dirbits)) range.end = q->dir[t][prefix + 1];
+    if (prefix + 1 < (Size{1} << g->dirbits)) range.end = *simhash_cached_dir_slot(index, &q->cached_run, t, prefix + 1);
     return range;
 }
 
@@ -356,14 +356,14 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
         simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb, q->g.len[t]),
                                        [&](uint32 value) { values[n++] = value; });
         std::sort(values, values + n);
-        ProbeRange range = n > 0 ? probe_range(q, t, values[0]) : ProbeRange{};
+        ProbeRange range = n > 0 ? probe_range(index, q, t, values[0]) : ProbeRange{};
         Buffer pinned = n > 0 ? pin_ahead(index, range, t) : InvalidBuffer;
         for (Size i = 0; i < n; ++i) {
             CHECK_FOR_INTERRUPTS();
             ProbeRange next_range{};
             Buffer next_pinned = InvalidBuffer;
             if (i + 1 < n) {
-                next_range = probe_range(q, t, values[i + 1]);
+                next_range = probe_range(index, q, t, values[i + 1]);
                 next_pinned = pin_ahead(index, next_range, t);
             }
             probe(index, q, t, values[i], range, pinned);
@@ -440,7 +440,7 @@ void search(Relation index, ProbeQuery *q) {
         q->g.permuter = cached.permuter;
         q->rb = q->r / run->ntables;
         q->run = run;
-        memcpy(q->dir, cached.dir, sizeof(q->dir));
+        q->cached_run = cached;
         for (int t = 0; t < run->ntables; ++t) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
             q->qkey[t] = simhash_ref_key(q->center[primary], &q->g, t);

@@ -360,14 +360,21 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
 
 // run_cache.cpp: runs never change once written, so each backend keeps their headers and
 // directories (one slot per key prefix and table) after the first scan that reads them, keyed by
-// the metapage's index_id, the relation file, header block and serial. The result is valid until
-// the next call.
+// the metapage's index_id, the relation file, header block and serial. A directory is read a page
+// at a time, when a probe first needs a slot of that page (simhash_cached_dir_slot): a query reads
+// the directory pages of its own probes, not every run's whole directory (2 MB a run at 16 bits).
+// The result is valid until the next call.
 struct SimhashCachedRun {
     const SimhashRunData *run;
     const simhash::BitPermuter *permuter;  // the run's key order, null for the identity
-    const SimhashDirSlot *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each
+    SimhashDirSlot *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each, filled a page at a time
+    uint8 *dir_loaded[SIMHASH_MAX_TABLES];    // a bit per directory page: its slots are in dir
 };
 void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *slot, SimhashCachedRun *out);
+// The directory slot of `prefix` (< 2^dirbits) in table t of a cached run; reads its page first
+// when no probe of this backend has needed it yet. Only for a run of the scan's own run list (its
+// pages cannot be recycled while the scan runs).
+const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCachedRun *cached, int t, Size prefix);
 
 // copy_cache.cpp: backend copies of the unsorted lists (the pending list, a list being merged) and
 // of small runs' table 0, with the buckets of src/core/block_buckets.h over them, so that a query
