@@ -139,11 +139,31 @@ void init_run_state(RunState *state, FunctionCallInfo fcinfo, const char *functi
     state->file_bytes = 0;
 }
 
-// Called in PG_CATCH: keeps the error for later and clears the error state.
+// Called in PG_CATCH: keeps the first error for later (a later one, e.g. from closing files after
+// it, is dropped) and clears the error state.
 void keep_error(RunState *state) {
     MemoryContextSwitchTo(state->outer);
-    state->error = CopyErrorData();
+    if (!state->error) state->error = CopyErrorData();
     FlushErrorState();
+}
+
+// Runs `calls` (PostgreSQL calls, no objects with destructors) inside PG_TRY for a callback of the
+// core: an error is kept for finish_run and false returned, so that it never unwinds a core frame.
+template <typename Calls>
+bool keeping_errors(void *context, const Calls &calls) {
+    RunState *state = static_cast<RunState *>(context);
+    volatile bool ok = true;
+    PG_TRY();
+    {
+        calls();
+    }
+    PG_CATCH();
+    {
+        keep_error(state);
+        ok = false;
+    }
+    PG_END_TRY();
+    return ok;
 }
 
 bool report_progress(void *context, const char *phase, uint64_t done, uint64_t total) {
@@ -158,20 +178,11 @@ bool report_progress(void *context, const char *phase, uint64_t done, uint64_t t
                  static_cast<unsigned long long>(total));
     else
         snprintf(step, sizeof(step), "%llu", static_cast<unsigned long long>(done));
-    volatile bool ok = true;
-    PG_TRY();
-    {
+    return keeping_errors(state, [&] {
         ereport(NOTICE, (errmsg("%s: %s, %s, %llu rows out so far, %.1f s", state->function_name, phase, step,
                                 static_cast<unsigned long long>(state->results),
                                 (now - state->started) / 1000000.0)));
-    }
-    PG_CATCH();
-    {
-        keep_error(state);
-        ok = false;
-    }
-    PG_END_TRY();
-    return ok;
+    });
 }
 
 Datum third_column(const simhash::NearPair &pair) { return Int32GetDatum(pair.distance); }
@@ -181,9 +192,7 @@ Datum third_column(const simhash::JaccardPair &pair) { return Float8GetDatum(pai
 template <typename Pair>
 bool emit_pairs(void *context, const Pair *pairs, size_t n) {
     RunState *state = static_cast<RunState *>(context);
-    volatile bool ok = true;
-    PG_TRY();
-    {
+    return keeping_errors(state, [&] {
         Datum values[3];
         bool nulls[3] = {false, false, false};
         for (size_t i = 0; i < n; ++i) {
@@ -204,14 +213,7 @@ bool emit_pairs(void *context, const Pair *pairs, size_t n) {
                                       result_bytes(pairs)),
                             errhint("Lower the radius or raise the threshold, remove exact duplicates first, or "
                                     "raise simhash.temp_file_limit (-1 for no limit).")));
-    }
-    PG_CATCH();
-    {
-        keep_error(state);
-        ok = false;
-    }
-    PG_END_TRY();
-    return ok;
+    });
 }
 
 simhash::RunControl run_control(RunState *state) {
@@ -547,35 +549,6 @@ void check_expected_temp_files(RunState *state, size_t n, int radius, double fil
 // run state and the callback fails, the core closes its files and returns by plain C++ returns,
 // and finish_run raises the error.
 
-// Called in PG_CATCH: keeps the first error (a later one, e.g. closing files after it, is dropped).
-void keep_first_error(RunState *state) {
-    if (!state->error) {
-        keep_error(state);
-    } else {
-        MemoryContextSwitchTo(state->outer);
-        FlushErrorState();
-    }
-}
-
-// Runs `calls` (PostgreSQL calls, no objects with destructors) inside PG_TRY: an error is kept for
-// finish_run and false returned.
-template <typename Calls>
-bool keeping_errors(void *context, const Calls &calls) {
-    RunState *state = static_cast<RunState *>(context);
-    volatile bool ok = true;
-    PG_TRY();
-    {
-        calls();
-    }
-    PG_CATCH();
-    {
-        keep_first_error(state);
-        ok = false;
-    }
-    PG_END_TRY();
-    return ok;
-}
-
 BufFile *buf_file(simhash::SpillFile *file) { return reinterpret_cast<BufFile *>(file); }
 
 simhash::SpillFile *spill_create(void *context) {
@@ -669,6 +642,15 @@ void refuse_partitions(const PartitionSplit *split, const simhash::PartitionOver
                     errhint("Raise memory_limit to at least %s%s.", needed, skewed ? split->skew_hint : "")));
 }
 
+// After a partitioned run has returned: what a callback caught, then the refusal of partitions
+// that do not fit, then the cancel.
+void finish_partitioned_run(RunState *state, simhash::RunStatus status, const PartitionSplit &split,
+                            const simhash::PartitionOverflow &overflow, size_t n) {
+    if (state->error) ReThrowError(state->error);
+    if (status == simhash::RunStatus::partition_too_large) refuse_partitions(&split, overflow, n);
+    finish_run(state, status);
+}
+
 // Partitioned simhash runs ---------------------------------------------------------------------
 
 // The plan of a partitioned run over n rows; refuses a radius that needs more permuted tables than
@@ -716,12 +698,7 @@ void partitioned_pairs(RunState *state, FingerprintInput *input, int radius, siz
     simhash::PartitionOverflow overflow;
     const simhash::RunStatus status =
         simhash::near_pairs_partitioned(rows, plan, spill_store(state), control, &overflow);
-    if (state->error) ReThrowError(state->error);
-    if (status == simhash::RunStatus::partition_too_large) {
-        const PartitionSplit split = rows_split(state, limit, 0, input->capacity);
-        refuse_partitions(&split, overflow, n);
-    }
-    finish_run(state, status);
+    finish_partitioned_run(state, status, rows_split(state, limit, 0, input->capacity), overflow, n);
 }
 
 // Connected groups of spilled rows, 12 bytes a row kept in memory (an id and a union-find parent),
@@ -753,12 +730,7 @@ void partitioned_groups(RunState *state, FingerprintInput *input, int radius, si
     simhash::PartitionOverflow overflow;
     const simhash::RunStatus status = simhash::near_groups_partitioned(
         rows, plan, spill_store(state), control, reinterpret_cast<int64_t *>(ids), parent, &overflow);
-    if (state->error) ReThrowError(state->error);
-    if (status == simhash::RunStatus::partition_too_large) {
-        const PartitionSplit split = rows_split(state, limit, kept, input->capacity);
-        refuse_partitions(&split, overflow, n);
-    }
-    finish_run(state, status);
+    finish_partitioned_run(state, status, rows_split(state, limit, kept, input->capacity), overflow, n);
     Datum values[2];
     bool nulls[2] = {false, false};
     for (size_t k = 0; k < n; ++k) {
@@ -846,20 +818,16 @@ void partitioned_minhash(RunState *state, SignatureInput *input, double threshol
     simhash::PartitionOverflow overflow;
     const simhash::RunStatus status = simhash::minhash_pairs_partitioned(
         signatures, threshold, parameters, emit_pairs<simhash::JaccardPair>, spill_store(state), control, &overflow);
-    if (state->error) ReThrowError(state->error);
-    if (status == simhash::RunStatus::partition_too_large) {
-        const PartitionSplit split{"minhash_pairs",
-                                   "signatures",
-                                   true,
-                                   "many signatures share the band, as near-identical documents do",
-                                   ", or remove exact duplicates first",
-                                   input->limit,
-                                   0,
-                                   simhash::minhash_bytes_per_row(input->slots),
-                                   input->capacity};
-        refuse_partitions(&split, overflow, input->n);
-    }
-    finish_run(state, status);
+    const PartitionSplit split{"minhash_pairs",
+                               "signatures",
+                               true,
+                               "many signatures share the band, as near-identical documents do",
+                               ", or remove exact duplicates first",
+                               input->limit,
+                               0,
+                               simhash::minhash_bytes_per_row(input->slots),
+                               input->capacity};
+    finish_partitioned_run(state, status, split, overflow, input->n);
 }
 
 }  // namespace

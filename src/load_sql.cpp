@@ -459,20 +459,10 @@ SIMHASH_FUNCTION(simhash_dedup) {
     pg_unreachable();
 }
 
-// On a Citus worker the locks of a distributed table would be the worker's own: loaders connected to
-// other nodes would not see them, and near-duplicates loaded at once through two nodes would both go
-// in. Refused there; the coordinator's locks are held until every worker has committed (Citus
-// commits the workers in its commit callback, before locks are released), so loaders go through
-// it. Decided once per transaction and scope: Citus's catalogs are read with every name qualified.
-void refuse_locks_on_citus_worker(Oid scope, const char *function_name) {
-    static LocalTransactionId checked_lxid = InvalidLocalTransactionId;
-    static Oid checked_scope = InvalidOid;
-    if (checked_lxid == SIMHASH_MY_LXID && checked_scope == scope) return;
-    if (!OidIsValid(get_extension_oid("citus", true))) {
-        checked_lxid = SIMHASH_MY_LXID;
-        checked_scope = scope;
-        return;
-    }
+// Whether this is a Citus worker and `scope` a distributed table there (Citus's catalogs read with
+// every name qualified; false where Citus is not installed).
+bool distributed_table_on_citus_worker(Oid scope, const char *function_name) {
+    if (!OidIsValid(get_extension_oid("citus", true))) return false;
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "%s: SPI_connect failed", function_name);
     Oid types[1] = {REGCLASSOID};
     Datum values[1] = {ObjectIdGetDatum(scope)};
@@ -487,7 +477,19 @@ void refuse_locks_on_citus_worker(Oid scope, const char *function_name) {
         on_worker = !isnull && DatumGetBool(value);
     }
     SPI_finish();
-    if (on_worker)
+    return on_worker;
+}
+
+// On a Citus worker the locks of a distributed table would be the worker's own: loaders connected to
+// other nodes would not see them, and near-duplicates loaded at once through two nodes would both go
+// in. Refused there; the coordinator's locks are held until every worker has committed (Citus
+// commits the workers in its commit callback, before locks are released), so loaders go through
+// it. Decided once per transaction and scope.
+void refuse_locks_on_citus_worker(Oid scope, const char *function_name) {
+    static LocalTransactionId checked_lxid = InvalidLocalTransactionId;
+    static Oid checked_scope = InvalidOid;
+    if (checked_lxid == SIMHASH_MY_LXID && checked_scope == scope) return;
+    if (distributed_table_on_citus_worker(scope, function_name))
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("%s: the neighbourhood locks of distributed table %s are taken on the Citus coordinator",
                                function_name, get_rel_name(scope)),

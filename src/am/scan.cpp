@@ -72,8 +72,7 @@ struct ProbeQuery {
     uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_ref_key of the probing center
     int r;                            // probing radius
     int rb;                           // per-block radius
-    const SimhashRunData *run;        // the run being probed, and its directories (backend cache)
-    SimhashCachedRun cached_run;
+    SimhashCachedRun cached_run;      // the run being probed and its directories (backend cache)
     Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
     BlockNumber map_blkno;
     TIDBitmap *tbm;     // bitmap scans
@@ -221,10 +220,10 @@ void scan_list(Relation index, ProbeQuery *q, uint64 index_id, uint32 epoch, Blo
 void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
     const uint32 page_index = pos / SIMHASH_ENTRIES_PER_PAGE;
     const uint32 map_index = page_index / SIMHASH_MAP_PER_PAGE;
-    if (map_index >= q->run->nmappages)
+    if (map_index >= q->cached_run.run->nmappages)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" refers to entry %u beyond table 0", RelationGetRelationName(index), pos)));
-    const BlockNumber map_blkno = q->run->map[map_index];
+    const BlockNumber map_blkno = q->cached_run.run->map[map_index];
     if (q->map_blkno != map_blkno) {
         if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
         q->map_buffer = ReadBuffer(index, map_blkno);
@@ -439,7 +438,6 @@ void search(Relation index, ProbeQuery *q) {
         simhash_geometry(run->ntables, run->dirbits, &q->g);
         q->g.permuter = cached.permuter;
         q->rb = q->r / run->ntables;
-        q->run = run;
         q->cached_run = cached;
         for (int t = 0; t < run->ntables; ++t) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);

@@ -112,6 +112,23 @@ void check_record_count(uint64_t seen, size_t n) {
     if (seen != n) throw std::runtime_error("a temporary file does not hold the rows that were counted");
 }
 
+// Reads a file of `record_bytes` records from its start into `chunk`, up to `chunk_records` at a
+// time, and calls on_chunk(records) for each chunk read; returns how many records there were.
+template <typename OnChunk>
+uint64_t read_records(const SpillStore &store, SpillFile *file, void *chunk, size_t chunk_records, size_t record_bytes,
+                      OnChunk on_chunk) {
+    store_rewind(store, file);
+    uint64_t seen = 0;
+    for (;;) {
+        const size_t got = store_read(store, file, chunk, chunk_records * record_bytes);
+        if (got % record_bytes != 0) throw std::runtime_error("a temporary file ends inside a record");
+        const size_t records = got / record_bytes;
+        if (records == 0) return seen;
+        on_chunk(records);
+        seen += records;
+    }
+}
+
 int fewest_key_bits(const NearPairsPlan &plan) {
     int fewest = 64;
     for (size_t c = 0; c < plan.tables; ++c) fewest = std::min(fewest, combination_key_bits(plan, c));
@@ -146,64 +163,6 @@ bool overflows(const PartitionWriter &writer, size_t capacity, size_t partitions
     return true;
 }
 
-RunStatus pairs_partitioned(const PartitionedRows &input, const NearPairsPlan &plan, const SpillStore &store,
-                            const RunControl &control, PartitionOverflow *overflow) {
-    if (plan.brute_force || plan.tables == 0)
-        throw std::invalid_argument("a partitioned run needs a plan made of permuted tables");
-    if (input.capacity == 0 || !input.buffer) throw std::invalid_argument("a partitioned run needs a buffer");
-    const size_t n = input.n;
-    const int bits = partition_bits(n, input.capacity);
-    if (overflows_whatever_the_data(n, input.capacity, std::min(bits, fewest_key_bits(plan)), fewest_key_bits(plan),
-                                    overflow))
-        return RunStatus::partition_too_large;
-    const size_t parts = size_t{1} << bits;
-    RunControl pass = control;
-    pass.progress = nullptr;  // progress is told per partition
-    try {
-        Poller poller(control);
-        RunFiles files(store);
-        poller.begin("cutting rows into partitions of permuted tables", plan.tables);
-        for (size_t c = 0; c < plan.tables; ++c) {
-            poller.step(c);
-            const int key_bits = combination_key_bits(plan, c);
-            const int shift = key_bits > bits ? key_bits - bits : 0;
-            PartitionWriter writer(store, files, parts, sizeof(IdFingerprint));
-            store_rewind(store, input.file);
-            uint64_t seen = 0;
-            for (;;) {
-                const size_t got = store_read(store, input.file, input.buffer, input.capacity * sizeof(IdFingerprint));
-                if (got % sizeof(IdFingerprint) != 0) throw std::runtime_error("a temporary file ends inside a row");
-                const size_t rows = got / sizeof(IdFingerprint);
-                if (rows == 0) break;
-                for (size_t i = 0; i < rows; ++i) {
-                    const uint64_t part = (combination_key(plan, c, input.buffer[i].fingerprint) >> shift) & (parts - 1);
-                    writer.add(part, &input.buffer[i]);
-                }
-                seen += rows;
-                poller.tick(rows);
-            }
-            check_record_count(seen, n);
-            writer.flush_all();
-            const int cut_bits = std::min(bits, key_bits);
-            if (overflows(writer, input.capacity, size_t{1} << cut_bits, cut_bits, key_bits, c + 1, plan.tables,
-                          overflow))
-                return RunStatus::partition_too_large;
-            for (size_t p = 0; p < parts; ++p) {
-                report_partition(control, "joining partitions of permuted tables", c * parts + p, plan.tables * parts);
-                const size_t rows = writer.count(p);
-                store_rewind(store, writer.file(p));
-                store_read_exactly(store, writer.file(p), input.buffer, rows * sizeof(IdFingerprint));
-                files.close(writer.file(p));
-                const RunStatus status = near_pairs_pass(input.buffer, rows, plan, c, pass);
-                if (status != RunStatus::done) return status;
-            }
-        }
-        return RunStatus::done;
-    } catch (const StopRun &) {
-        return RunStatus::stopped;
-    }
-}
-
 // Union-find over row numbers, fed by the partitioned join; the caller's stop and progress
 // callbacks are forwarded.
 struct UniteRows {
@@ -230,6 +189,59 @@ bool forward_progress(void *context, const char *phase, uint64_t done, uint64_t 
 
 }  // namespace
 
+RunStatus near_pairs_partitioned(const PartitionedRows &input, const NearPairsPlan &plan, const SpillStore &store,
+                                 const RunControl &control, PartitionOverflow *overflow) {
+    if (plan.brute_force || plan.tables == 0)
+        throw std::invalid_argument("a partitioned run needs a plan made of permuted tables");
+    if (input.capacity == 0 || !input.buffer) throw std::invalid_argument("a partitioned run needs a buffer");
+    const size_t n = input.n;
+    const int bits = partition_bits(n, input.capacity);
+    const int fewest_bits = fewest_key_bits(plan);
+    if (overflows_whatever_the_data(n, input.capacity, std::min(bits, fewest_bits), fewest_bits, overflow))
+        return RunStatus::partition_too_large;
+    const size_t parts = size_t{1} << bits;
+    RunControl pass = control;
+    pass.progress = nullptr;  // progress is told per partition
+    try {
+        Poller poller(control);
+        RunFiles files(store);
+        poller.begin("cutting rows into partitions of permuted tables", plan.tables);
+        for (size_t c = 0; c < plan.tables; ++c) {
+            poller.step(c);
+            const KeyPieces pieces = engine::key_pieces(plan, c);  // once per table, not per row
+            const int shift = pieces.bits > bits ? pieces.bits - bits : 0;
+            PartitionWriter writer(store, files, parts, sizeof(IdFingerprint));
+            const uint64_t seen = read_records(store, input.file, input.buffer, input.capacity, sizeof(IdFingerprint),
+                                               [&](size_t rows) {
+                                                   for (size_t i = 0; i < rows; ++i) {
+                                                       const uint64_t key =
+                                                           engine::extract_key(pieces, input.buffer[i].fingerprint);
+                                                       writer.add((key >> shift) & (parts - 1), &input.buffer[i]);
+                                                   }
+                                                   poller.tick(rows);
+                                               });
+            check_record_count(seen, n);
+            writer.flush_all();
+            const int cut_bits = std::min(bits, pieces.bits);
+            if (overflows(writer, input.capacity, size_t{1} << cut_bits, cut_bits, pieces.bits, c + 1, plan.tables,
+                          overflow))
+                return RunStatus::partition_too_large;
+            for (size_t p = 0; p < parts; ++p) {
+                report_partition(control, "joining partitions of permuted tables", c * parts + p, plan.tables * parts);
+                const size_t rows = writer.count(p);
+                store_rewind(store, writer.file(p));
+                store_read_exactly(store, writer.file(p), input.buffer, rows * sizeof(IdFingerprint));
+                files.close(writer.file(p));
+                const RunStatus status = near_pairs_pass(input.buffer, rows, plan, c, pass);
+                if (status != RunStatus::done) return status;
+            }
+        }
+        return RunStatus::done;
+    } catch (const StopRun &) {
+        return RunStatus::stopped;
+    }
+}
+
 int partition_bits(size_t n, size_t capacity) {
     int bits = 0;
     while (bits < kMaxPartitionBits && (n >> bits) > capacity / 2) ++bits;
@@ -242,11 +254,6 @@ int largest_partitioned_radius(size_t n, int radius) {
     int within = std::min(radius, 64);
     while (within > 0 && partitioned_plan(n, within).brute_force) --within;
     return within;
-}
-
-RunStatus near_pairs_partitioned(const PartitionedRows &input, const NearPairsPlan &plan, const SpillStore &store,
-                                 const RunControl &control, PartitionOverflow *overflow) {
-    return pairs_partitioned(input, plan, store, control, overflow);
 }
 
 RunStatus near_groups_partitioned(const PartitionedRows &input, const NearPairsPlan &plan, const SpillStore &store,
@@ -262,22 +269,17 @@ RunStatus near_groups_partitioned(const PartitionedRows &input, const NearPairsP
         // Renumber: the k-th row becomes (k, fingerprint), its id kept in ids[k].
         poller.begin("numbering rows", n);
         SpillFile *numbered = files.create();
-        store_rewind(store, input.file);
         size_t k = 0;
-        for (;;) {
-            const size_t got = store_read(store, input.file, input.buffer, input.capacity * sizeof(IdFingerprint));
-            if (got % sizeof(IdFingerprint) != 0) throw std::runtime_error("a temporary file ends inside a row");
-            const size_t rows = got / sizeof(IdFingerprint);
-            if (rows == 0) break;
-            if (rows > n - k) check_record_count(k + rows, n);
+        read_records(store, input.file, input.buffer, input.capacity, sizeof(IdFingerprint), [&](size_t rows) {
+            if (rows > n - k) check_record_count(k + rows, n);  // before writing past ids[n - 1]
             for (size_t i = 0; i < rows; ++i, ++k) {
                 ids[k] = input.buffer[i].id;
                 parent[k] = static_cast<uint32_t>(k);
                 input.buffer[i].id = static_cast<int64_t>(k);
             }
-            store_write(store, numbered, input.buffer, got);
+            store_write(store, numbered, input.buffer, rows * sizeof(IdFingerprint));
             poller.advance(k, rows);
-        }
+        });
         check_record_count(k, n);
         UniteRows unite{&control, parent, ids};
         RunControl inner;
@@ -288,7 +290,7 @@ RunStatus near_groups_partitioned(const PartitionedRows &input, const NearPairsP
         inner.connectivity_only = true;  // a fingerprint's rows as a chain, one pair per pair of fingerprints
         PartitionedRows renumbered = input;
         renumbered.file = numbered;
-        return pairs_partitioned(renumbered, plan, store, inner, overflow);
+        return near_pairs_partitioned(renumbered, plan, store, inner, overflow);
     } catch (const StopRun &) {
         return RunStatus::stopped;
     }
@@ -324,22 +326,15 @@ RunStatus minhash_pairs_partitioned(const PartitionedSignatures &input, double t
         for (int band = 0; band < parameters.bands; ++band) {
             poller.step(band);
             PartitionWriter writer(store, files, parts, record_bytes);
-            store_rewind(store, input.file);
-            uint64_t seen = 0;
-            for (;;) {
-                const size_t got = store_read(store, input.file, bytes, chunk_records * record_bytes);
-                if (got % record_bytes != 0) throw std::runtime_error("a temporary file ends inside a signature");
-                const size_t records = got / record_bytes;
-                if (records == 0) break;
+            const uint64_t seen = read_records(store, input.file, bytes, chunk_records, record_bytes, [&](size_t records) {
                 for (size_t r = 0; r < records; ++r) {
                     const unsigned char *record = bytes + r * record_bytes;
                     const uint32_t *signature = reinterpret_cast<const uint32_t *>(record + sizeof(int64_t));
                     const uint64_t hash = minhash_band_hash(signature, band, parameters.rows);
                     writer.add(bits ? hash >> (64 - bits) : 0, record);
                 }
-                seen += records;
                 poller.tick(records);
-            }
+            });
             check_record_count(seen, n);
             writer.flush_all();
             if (overflows(writer, input.capacity, parts, bits, 64, static_cast<size_t>(band) + 1,
