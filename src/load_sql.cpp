@@ -7,9 +7,13 @@
 //     advisory locks (database, table oid, fold(block number, block value), 0x5348) of two
 //     near-duplicates always share at least one key. The keys are folded into kLockKeys values
 //     per table, de-duplicated and taken in ascending order (transaction-scoped, ExclusiveLock);
-//  2. with the locks held, runs the check query (a saved SPI plan per trigger, run as the table
-//     owner) `SELECT ... FROM ONLY t WHERE hamming(fp, $1) <= radius AND ctid <> $2 [ORDER BY
-//     ...] LIMIT 1` (no ORDER BY for 'skip'), which the simhash index serves. The check runs as
+//  2. with the locks held, asks whether a row lies within the radius. Where the fingerprint column
+//     has a plain simhash index (the usual case) the trigger scans that index itself, as the
+//     executor would (index scan, heap fetch under a new snapshot), without SPI or a plan: most
+//     rows have no near-duplicate and need no more. Otherwise, and to report or point at the
+//     nearest match once one exists, it runs the check query (a saved SPI plan per trigger, run as
+//     the table owner) `SELECT ... FROM ONLY t WHERE hamming(fp, $1) <= radius AND ctid <> $2
+//     [ORDER BY ...] LIMIT 1` (no ORDER BY for 'skip'), which the simhash index serves. The check runs as
 //     the table owner inside a security-restricted operation, and every function, operator and
 //     type in its text is schema-qualified (this extension's schema, pg_catalog), so nothing a
 //     loader puts on its search_path can run as the owner or change the answer. SPI takes a new
@@ -28,10 +32,14 @@
 
 #include "core/hamming.h"
 #include "core/near_pairs.h"
+#include "am/simhash_am.h"
+#include "hamming_ball.h"
 #include "sql_arguments.h"  // includes guard.h
 
 extern "C" {
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
@@ -93,6 +101,7 @@ struct DedupEntry {
     int key_attnum;   // the key column (the check query's 3rd column), 0 when there is none
     char *query;      // in TopMemoryContext
     SPIPlanPtr plan;  // saved
+    Oid index;        // a simhash index the trigger scans itself (see direct_check), or InvalidOid
 };
 
 HTAB *dedup_entries = nullptr;
@@ -173,6 +182,37 @@ bool may_see_columns(Relation rel, const int *attnums, int n) {
 }
 
 // Reads the trigger's arguments and (re)builds the check query of `entry`.
+// Up to this radius the trigger scans a simhash index itself: its scan collects every match before
+// it returns the first, and within 16 bits a table holds few (uniform fingerprints: 35 in a million).
+constexpr int kDirectCheckMaxRadius = 16;
+
+// The simhash index the trigger may scan itself for a check at `radius` on column `fp_attnum`: a
+// valid index of this access method on that plain column with no predicate, on a table whose owner
+// may read it (the check query runs as the owner and would need SELECT). InvalidOid if none (the
+// check query is planned instead). Indexes, their validity and the table's ACL change only with a
+// relcache invalidation of the table, which makes the caller choose again.
+Oid direct_check_index(Relation rel, int fp_attnum, int radius) {
+    if (radius > kDirectCheckMaxRadius) return InvalidOid;
+    if (pg_class_aclcheck(RelationGetRelid(rel), rel->rd_rel->relowner, ACL_SELECT) != ACLCHECK_OK) return InvalidOid;
+    List *indexes = RelationGetIndexList(rel);
+    Oid chosen = InvalidOid;
+    ListCell *cell;
+    foreach (cell, indexes) {
+        Relation index = index_open(lfirst_oid(cell), AccessShareLock);
+        const Form_pg_index form = index->rd_index;
+        const bool usable = index->rd_indam->amgettuple == simhash_amgettuple && form->indnatts == 1 &&
+                            form->indkey.values[0] == fp_attnum && form->indisvalid && form->indisready &&
+                            form->indislive && heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, nullptr);
+        index_close(index, AccessShareLock);
+        if (usable) {
+            chosen = lfirst_oid(cell);
+            break;
+        }
+    }
+    list_free(indexes);
+    return chosen;
+}
+
 void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid trigger_function) {
     const int nargs = trigger->tgnargs;
     char **args = trigger->tgargs;
@@ -266,6 +306,7 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid trigge
     entry->fp_attnum = fp_attnum;
     entry->mark_attnum = mark_attnum;
     entry->key_attnum = key_attnum;
+    entry->index = direct_check_index(rel, fp_attnum, radius);
     if (entry->plan != nullptr && entry->query != nullptr && std::strcmp(entry->query, query.data) == 0) {
         entry->stale = false;
         pfree(query.data);
@@ -280,11 +321,13 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid trigge
         entry->query = nullptr;
     }
     Oid argtypes[2] = {INT8OID, TIDOID};
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "simhash_dedup: SPI_connect failed");
     SPIPlanPtr plan = SPI_prepare(query.data, 2, argtypes);
     if (plan == nullptr)
         elog(ERROR, "simhash_dedup: SPI_prepare failed for \"%s\": %s", query.data,
              SPI_result_code_string(SPI_result));
     SPI_keepplan(plan);
+    SPI_finish();
     entry->plan = plan;
     entry->query = MemoryContextStrdup(TopMemoryContext, query.data);
     entry->stale = false;
@@ -307,6 +350,7 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
         entry->relid = InvalidOid;
         entry->query = nullptr;
         entry->plan = nullptr;
+        entry->index = InvalidOid;
     }
     if (entry->stale || entry->relid != RelationGetRelid(rel)) prepare_entry(entry, trigger, rel, trigger_function);
     return entry;
@@ -319,8 +363,47 @@ char *tid_text(Datum tid) { return DatumGetCString(DirectFunctionCall1(tidout, t
 // The row with its mark column set to NULL: action 'mark' found no near-duplicate to point at.
 static HeapTuple without_mark(Relation rel, HeapTuple tuple, int mark_attnum) {
     Datum value = (Datum)0;
-    const char null = 'n';
-    return SPI_modifytuple(rel, tuple, 1, &mark_attnum, &value, &null);
+    bool null = true;
+    return heap_modify_tuple_by_cols(tuple, RelationGetDescr(rel), 1, &mark_attnum, &value, &null);
+}
+
+// Whether a row other than `self` within entry->radius bits of `fp` is visible, scanning
+// entry->index as an index scan would: the check query's plan without SPI, the planner and the
+// executor. Like SPI for a query that may write, the scan's snapshot is taken after a command
+// counter increment, so it sees the rows this statement inserted before this one; `latest`: the
+// latest snapshot instead of the transaction's (see the REPEATABLE READ case). False when the index
+// cannot be used now (created in this transaction over broken HOT chains): the caller plans the
+// check query instead; *answered says which.
+static bool direct_check(const DedupEntry *entry, Relation rel, int64 fp, const ItemPointerData *self, bool latest,
+                         bool *answered) {
+    Relation index = index_open(entry->index, AccessShareLock);
+    if (index->rd_index->indcheckxmin &&
+        !TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data), TransactionXmin)) {
+        index_close(index, AccessShareLock);
+        *answered = false;
+        return false;
+    }
+    if (latest)
+        PushCopiedSnapshot(GetLatestSnapshot());
+    else
+        PushActiveSnapshot(GetTransactionSnapshot());
+    CommandCounterIncrement();
+    UpdateActiveSnapshotCommandId();
+    ScanKeyData key;
+    ScanKeyEntryInitialize(&key, 0, 1, HAMMING_WITHIN_STRATEGY, InvalidOid, InvalidOid, InvalidOid,
+                           make_hamming_ball_datum(fp, entry->radius));
+    IndexScanDesc scan = index_beginscan(rel, index, GetActiveSnapshot(), 1, 0);
+    index_rescan(scan, &key, 1, nullptr, 0);
+    TupleTableSlot *slot = table_slot_create(rel, nullptr);
+    bool found = false;
+    while (!found && index_getnext_slot(scan, ForwardScanDirection, slot))
+        found = !ItemPointerEquals(&slot->tts_tid, const_cast<ItemPointer>(self));
+    index_endscan(scan);
+    ExecDropSingleTupleTableSlot(slot);
+    PopActiveSnapshot();
+    index_close(index, AccessShareLock);
+    *answered = true;
+    return found;
 }
 
 SIMHASH_FUNCTION(simhash_dedup) {
@@ -338,7 +421,6 @@ SIMHASH_FUNCTION(simhash_dedup) {
     HeapTuple tuple = is_update ? trigdata->tg_newtuple : trigdata->tg_trigtuple;
     TupleDesc desc = RelationGetDescr(rel);
 
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "simhash_dedup: SPI_connect failed");
     DedupEntry *entry = lookup_entry(trigdata->tg_trigger, rel, fcinfo->flinfo->fn_oid);
     const DedupAction action = entry->action;
     const int radius = entry->radius;
@@ -349,16 +431,11 @@ SIMHASH_FUNCTION(simhash_dedup) {
     if (is_update) {
         bool old_null;
         const Datum old = heap_getattr(trigdata->tg_trigtuple, entry->fp_attnum, desc, &old_null);
-        if (old_null == fp_null && (fp_null || DatumGetInt64(old) == DatumGetInt64(fp_datum))) {
-            SPI_finish();
+        if (old_null == fp_null && (fp_null || DatumGetInt64(old) == DatumGetInt64(fp_datum)))
             return PointerGetDatum(tuple);  // fingerprint unchanged: nothing to check
-        }
     }
-    if (fp_null) {  // like UNIQUE: a NULL fingerprint duplicates nothing
-        if (action == kMark) tuple = without_mark(rel, tuple, mark_attnum);
-        SPI_finish();
-        return PointerGetDatum(tuple);
-    }
+    if (fp_null)  // like UNIQUE: a NULL fingerprint duplicates nothing
+        return PointerGetDatum(action == kMark ? without_mark(rel, tuple, mark_attnum) : tuple);
     const int64 fp = DatumGetInt64(fp_datum);
 
     lock_neighbourhood(RelationGetRelid(rel), fp, radius);
@@ -379,6 +456,21 @@ SIMHASH_FUNCTION(simhash_dedup) {
     GetUserIdAndSecContext(&save_userid, &save_sec);
     SetUserIdAndSecContext(rel->rd_rel->relowner,
                            save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION | SECURITY_NOFORCE_RLS);
+    if (OidIsValid(entry->index)) {
+        // Most rows have no near-duplicate: the index says so without a query. A row that has one
+        // is skipped, or goes on to the query that picks the match to report or point at.
+        // A match only the latest snapshot sees is a serialization failure, which the query reports.
+        bool answered;
+        const bool found = direct_check(entry, rel, fp, &self, false, &answered);
+        const bool found_by_latest =
+            answered && !found && IsolationUsesXactSnapshot() && direct_check(entry, rel, fp, &self, true, &answered);
+        if (answered && !found_by_latest && (!found || action == kSkip)) {
+            SetUserIdAndSecContext(save_userid, save_sec);
+            if (found) return PointerGetDatum(nullptr);
+            return PointerGetDatum(action == kMark ? without_mark(rel, tuple, mark_attnum) : tuple);
+        }
+    }
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "simhash_dedup: SPI_connect failed");
     int rc = SPI_execute_plan(entry->plan, values, nullptr, false, 1);
     if (rc != SPI_OK_SELECT) elog(ERROR, "simhash_dedup: check query failed: %s", SPI_result_code_string(rc));
     bool serialization_failure = false;
@@ -392,9 +484,8 @@ SIMHASH_FUNCTION(simhash_dedup) {
     SetUserIdAndSecContext(save_userid, save_sec);
 
     if (SPI_processed == 0) {
-        if (action == kMark) tuple = without_mark(rel, tuple, mark_attnum);
         SPI_finish();
-        return PointerGetDatum(tuple);
+        return PointerGetDatum(action == kMark ? without_mark(rel, tuple, mark_attnum) : tuple);
     }
 
     HeapTuple found = SPI_tuptable->vals[0];

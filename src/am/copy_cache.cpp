@@ -65,6 +65,7 @@ struct Copy {
     Size bytes;
     void *bucket_memory;
     const simhash::BitPermuter *order;  // a run's bit order (in the copy's context), null for lists
+    bool sorted;                        // a run's copy: frozen tables once read, no chains
     simhash::BlockBuckets buckets;
     SimhashCachedChain view;
     uint64 last_use;
@@ -108,7 +109,7 @@ Size cached_bytes() {
     return total;
 }
 
-void reset(Copy *c, BlockNumber first, uint16 page_flags) {
+void reset(Copy *c, BlockNumber first, uint16 page_flags, bool sorted) {
     if (c->context == nullptr)
         c->context = AllocSetContextCreate(cache_context, "simhash index copy", ALLOCSET_DEFAULT_SIZES);
     else
@@ -119,16 +120,18 @@ void reset(Copy *c, BlockNumber first, uint16 page_flags) {
     c->n = c->capacity = c->bytes = 0;
     c->bucket_memory = nullptr;
     c->order = nullptr;
+    c->sorted = sorted;
     c->buckets = simhash::BlockBuckets{};
     c->last = first;
     c->last_count = 0;
     c->nread = 0;
 }
 
-// Bytes a copy of `capacity` entries takes.
-Size copy_bytes(Size capacity) {
-    return capacity * (sizeof(uint64) + sizeof(ItemPointerData)) +
-           simhash::block_buckets_bytes(simhash::block_buckets_bits_for(capacity), capacity) + sizeof(simhash::BitPermuter);
+// Bytes a copy of `capacity` entries takes: a list's with chains, a run's with frozen tables.
+Size copy_bytes(Size capacity, bool sorted) {
+    const int bits = simhash::block_buckets_bits_for(capacity);
+    return capacity * (sizeof(uint64) + sizeof(ItemPointerData)) + sizeof(simhash::BitPermuter) +
+           (sorted ? simhash::block_buckets_frozen_bytes(bits, capacity) : simhash::block_buckets_bytes(bits, capacity));
 }
 
 // Room for `needed` entries, and buckets sized for the room (rebuilt when it grows).
@@ -144,13 +147,13 @@ void reserve(Copy *c, Size needed) {
                     : MemoryContextAlloc(c->context, capacity * sizeof(ItemPointerData)));
         c->capacity = capacity;
     }
-    if (c->bucket_memory == nullptr || c->buckets.capacity < c->capacity) {
+    if (!c->sorted && (c->bucket_memory == nullptr || c->buckets.capacity < c->capacity)) {
         const int bits = simhash::block_buckets_bits_for(c->capacity);
         if (c->bucket_memory) pfree(c->bucket_memory);
         c->bucket_memory = MemoryContextAlloc(c->context, simhash::block_buckets_bytes(bits, c->capacity));
         simhash::block_buckets_init(&c->buckets, c->bucket_memory, bits, c->capacity, c->order);
     }
-    c->bytes = copy_bytes(c->capacity);
+    c->bytes = copy_bytes(c->capacity, c->sorted);
 }
 
 // Makes room for `bytes` more by dropping copies the current scan has not used, least recently
@@ -201,7 +204,14 @@ void catch_up(Relation index, Copy *c) {
         blkno = next;
         start = 0;
     }
-    simhash::block_buckets_link(&c->buckets, c->fps, c->n);
+    if (!c->sorted) {
+        simhash::block_buckets_link(&c->buckets, c->fps, c->n);
+    } else if (c->nread <= kMaxEntries) {
+        // A run's copy is read in one go, to the end of its table 0: sort it per table.
+        const int bits = simhash::block_buckets_bits_for(c->n);
+        c->bucket_memory = MemoryContextAllocHuge(c->context, simhash::block_buckets_frozen_bytes(bits, c->n));
+        simhash::block_buckets_freeze(&c->buckets, c->bucket_memory, bits, c->fps, c->n, c->order);
+    }
 }
 
 // The copy of `key`, brought up to date with at least `nentries` entries, or null if too large or
@@ -216,11 +226,11 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
     for (int i = 0; i < kSlots && c == nullptr; ++i)
         if (copies[i].valid && copies[i].key.same_as(key)) c = &copies[i];
     if (c != nullptr) c->last_use = ++use_clock;  // in use: make_room keeps it
-    if (c != nullptr && c->capacity < nentries && !make_room(copy_bytes(nentries) - c->bytes))
+    if (c != nullptr && c->capacity < nentries && !make_room(copy_bytes(nentries, c->sorted) - c->bytes))
         return nullptr;  // a list outgrew the room left: read its pages
     if (c == nullptr && fixed_size && !run_copy_paid_for(key, nentries)) return nullptr;  // read its pages
     if (c == nullptr) {
-        if (!make_room(copy_bytes(Max(nentries, static_cast<uint64>(1024))))) return nullptr;
+        if (!make_room(copy_bytes(Max(nentries, static_cast<uint64>(1024)), fixed_size))) return nullptr;
         for (Copy &o : copies)
             if (!o.valid && c == nullptr) c = &o;
         if (c == nullptr) {  // every slot holds a copy: the least recently used one not in use goes
@@ -231,7 +241,7 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
         c->valid = false;
         c->key = key;
         c->last_use = ++use_clock;
-        reset(c, first, page_flags);
+        reset(c, first, page_flags, fixed_size);
         if (run != nullptr) {  // the buckets cut the blocks as the run's tables do
             MemoryContext old = MemoryContextSwitchTo(c->context);
             c->order = simhash_new_permuter(run->key_order);

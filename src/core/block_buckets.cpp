@@ -20,6 +20,18 @@ inline uint64_t key_of(const BlockBuckets *b, uint64_t fp) { return b->order ? b
 
 inline uint32_t bucket_of(uint32_t block, int bits) { return (block * 0x9E3779B1u) >> (32 - bits); }
 
+inline uint64_t rotate_left(uint64_t x, int bits) { return bits % 64 == 0 ? x : (x << (bits % 64)) | (x >> (64 - bits % 64)); }
+
+// A frozen table's stored key: the 32 bits of the key that follow the directory prefix of block t
+// (the block's low bits first, then the next blocks' bits, wrapping around). They never overlap the
+// prefix, so popcount(prefix difference) + popcount(key difference) <= the distance.
+inline uint32_t frozen_key(uint64_t key, int t, int prefix_bits) {
+    return static_cast<uint32_t>(rotate_left(key, kLayout.shift[t] + prefix_bits) >> 32);
+}
+inline uint32_t frozen_prefix(uint64_t key, int t, int prefix_bits) {
+    return block_of_key(key, t) >> (kBucketBlockBits - prefix_bits);
+}
+
 struct Probe {
     const BlockBuckets *b;
     const uint64_t *fingerprints;
@@ -51,8 +63,77 @@ void walk(Probe *p, int t, uint32_t value) {
     }
 }
 
+// The frozen entries of table t whose block equals `value`, as walk() reports them.
+void walk_frozen(Probe *p, uint64_t query_key, int t, uint32_t value) {
+    const BlockBuckets *b = p->b;
+    const int prefix_bits = b->bucket_bits;
+    const int low_bits = kBucketBlockBits - prefix_bits;
+    const uint32_t prefix = value >> low_bits;
+    // The value's bits below the prefix lead the key of every entry of this block value.
+    const uint32_t low_lead = low_bits == 0 ? 0 : (value & ((uint32_t{1} << low_bits) - 1)) << (32 - low_bits);
+    const uint32_t low_mask = low_bits == 0 ? 0 : ~uint32_t{0} << (32 - low_bits);
+    const uint32_t query_rest = frozen_key(query_key, t, prefix_bits);
+    const int budget = p->radius - popcount64(prefix ^ frozen_prefix(query_key, t, prefix_bits));
+    if (budget < 0) return;
+    const size_t slots = (size_t{1} << prefix_bits) + 1;
+    const uint32_t *offsets = b->offsets + static_cast<size_t>(t) * slots;
+    const uint32_t *keys = b->keys + static_cast<size_t>(t) * b->n;
+    const uint32_t *positions = b->positions + static_cast<size_t>(t) * b->n;
+    for (uint32_t i = offsets[prefix]; i < offsets[prefix + 1]; ++i) {
+        if (((keys[i] ^ low_lead) & low_mask) != 0) continue;  // another block value
+        if (popcount64(keys[i] ^ query_rest) > budget) continue;
+        const uint32_t e = positions[i];
+        const uint64_t fp = p->fingerprints[e];
+        if (hamming_distance(fp, p->query) > p->radius) continue;
+        const uint64_t key = key_of(b, fp);
+        bool earlier = false;
+        for (int u = 0; u < t && !earlier; ++u)
+            earlier = popcount64(block_of_key(key, u) ^ p->query_block[u]) <= p->block_radius;
+        if (earlier) continue;
+        p->visit(e, p->context);
+        p->visited++;
+    }
+}
 
 }  // namespace
+
+size_t block_buckets_frozen_bytes(int bucket_bits, size_t n) {
+    return sizeof(uint32_t) * kBucketBlocks * ((size_t{1} << bucket_bits) + 1 + 2 * n);
+}
+
+void block_buckets_freeze(BlockBuckets *b, void *memory, int bucket_bits, const uint64_t *fingerprints, size_t n,
+                          const BitPermuter *order) {
+    *b = BlockBuckets{};
+    b->order = order;
+    b->bucket_bits = bucket_bits;
+    b->n = n;
+    b->frozen = true;
+    const size_t slots = (size_t{1} << bucket_bits) + 1;
+    b->offsets = static_cast<uint32_t *>(memory);
+    b->keys = b->offsets + kBucketBlocks * slots;
+    b->positions = b->keys + kBucketBlocks * n;
+    for (size_t i = 0; i < kBucketBlocks * slots; ++i) b->offsets[i] = 0;
+    // Counting sort per table: count each prefix into the slot after it, sum, then place.
+    for (size_t e = 0; e < n; ++e) {
+        const uint64_t key = key_of(b, fingerprints[e]);
+        for (int t = 0; t < kBucketBlocks; ++t) b->offsets[t * slots + frozen_prefix(key, t, bucket_bits) + 1]++;
+    }
+    for (int t = 0; t < kBucketBlocks; ++t)
+        for (size_t s = 1; s < slots; ++s) b->offsets[t * slots + s] += b->offsets[t * slots + s - 1];
+    // Placing advances each prefix's start; the starts are restored afterwards.
+    for (size_t e = 0; e < n; ++e) {
+        const uint64_t key = key_of(b, fingerprints[e]);
+        for (int t = 0; t < kBucketBlocks; ++t) {
+            const uint32_t at = b->offsets[t * slots + frozen_prefix(key, t, bucket_bits)]++;
+            b->keys[t * n + at] = frozen_key(key, t, bucket_bits);
+            b->positions[t * n + at] = static_cast<uint32_t>(e);
+        }
+    }
+    for (int t = 0; t < kBucketBlocks; ++t) {
+        for (size_t s = slots - 1; s > 0; --s) b->offsets[t * slots + s] = b->offsets[t * slots + s - 1];
+        b->offsets[t * slots] = 0;
+    }
+}
 
 size_t block_buckets_bytes(int bucket_bits, size_t capacity) {
     return sizeof(uint32_t) * kBucketBlocks * ((size_t{1} << bucket_bits) + capacity);
@@ -65,6 +146,7 @@ int block_buckets_bits_for(size_t entries) {
 }
 
 void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t capacity, const BitPermuter *order) {
+    *b = BlockBuckets{};
     b->order = order;
     b->bucket_bits = bucket_bits;
     b->capacity = capacity;
@@ -75,6 +157,7 @@ void block_buckets_init(BlockBuckets *b, void *memory, int bucket_bits, size_t c
 }
 
 void block_buckets_link(BlockBuckets *b, const uint64_t *fingerprints, size_t n) {
+    if (b->frozen) return;
     for (size_t e = b->n; e < n; ++e) {
         const uint64_t key = key_of(b, fingerprints[e]);
         for (int t = 0; t < kBucketBlocks; ++t) {
@@ -110,8 +193,13 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
     Probe p{b, fingerprints, query, radius, block_radius, {}, visit, context, 0};
     const uint64_t query_key = key_of(b, query);
     for (int t = 0; t < kBucketBlocks; ++t) p.query_block[t] = block_of_key(query_key, t);
-    for (int t = 0; t < kBucketBlocks; ++t)
-        for_each_value_within(p.query_block[t], kBucketBlockBits, block_radius, [&](uint32_t value) { walk(&p, t, value); });
+    for (int t = 0; t < kBucketBlocks; ++t) {
+        if (b->frozen)
+            for_each_value_within(p.query_block[t], kBucketBlockBits, block_radius,
+                                  [&](uint32_t value) { walk_frozen(&p, query_key, t, value); });
+        else
+            for_each_value_within(p.query_block[t], kBucketBlockBits, block_radius, [&](uint32_t value) { walk(&p, t, value); });
+    }
     return p.visited;
 }
 

@@ -25,6 +25,11 @@ struct Table {
         fps.push_back(fp);
         simhash::block_buckets_link(&buckets, fps.data(), fps.size());
     }
+    // The same entries as sorted tables (what a run's copy uses): from here on, no appends.
+    void freeze(int bits, const simhash::BitPermuter *order = nullptr) {
+        memory.assign(simhash::block_buckets_frozen_bytes(bits, fps.size()) / sizeof(uint32_t), 0);
+        simhash::block_buckets_freeze(&buckets, memory.data(), bits, fps.data(), fps.size(), order);
+    }
     std::vector<uint32_t> search(uint64_t q, int radius) const {
         std::vector<uint32_t> out;
         const size_t n = simhash::block_buckets_search(
@@ -126,6 +131,46 @@ TEST(BlockBuckets, ExactInARunsBitOrder) {
         for (uint64_t fp : fps) walked_permuted += (permuter.key(fp) & 0xFFFF) == (key & 0xFFFF);
     }
     EXPECT_GT(walked_plain, 20 * walked_permuted);
+}
+
+// Frozen tables answer exactly like the chains at every radius, with directories of every size
+// (the block's low bits then sit in the stored keys), on uniform data with planted neighbours,
+// skewed data, and in a run's bit order.
+TEST(BlockBuckets, FrozenTablesAreExact) {
+    std::mt19937_64 rng(5);
+    const uint64_t center = rng();
+    std::vector<uint64_t> uniform;
+    for (int i = 0; i < 6000; ++i) uniform.push_back(rng());
+    for (int k = 0; k <= 64; ++k)
+        for (int copy = 0; copy < 5; ++copy) uniform.push_back(flip_bits(center, k, rng));
+    std::vector<uint64_t> skewed;
+    for (int i = 0; i < 6000; ++i) skewed.push_back((rng() & ~uint64_t{0xFFF}) | 0x5A5);
+    simhash::BitCounts counts;
+    simhash::bit_counts_clear(&counts);
+    for (uint64_t fp : skewed) simhash::bit_counts_add(&counts, fp);
+    const int lengths[4] = {16, 16, 16, 16};
+    simhash::BitPermutation order;
+    ASSERT_TRUE(simhash::choose_bit_permutation(counts, lengths, 4, &order));
+    const simhash::BitPermuter permuter(order);
+    for (int bits : {1, 5, 8, 13, 16}) {
+        for (const simhash::BitPermuter *with : {static_cast<const simhash::BitPermuter *>(nullptr), &permuter}) {
+            Table u(uniform.size(), 8), s(skewed.size(), 8);
+            for (uint64_t fp : uniform) u.fps.push_back(fp);
+            for (uint64_t fp : skewed) s.fps.push_back(fp);
+            u.freeze(bits, with);
+            s.freeze(bits, with);
+            for (int radius = 0; radius <= 64; radius += radius < 20 ? 1 : 11)
+                EXPECT_EQ(u.search(center, radius), u.brute(center, radius)) << bits << " " << radius;
+            for (int q = 0; q < 12; ++q) {
+                const uint64_t query = flip_bits(skewed[static_cast<size_t>(q) * 331], q % 7, rng);
+                for (int radius : {0, 1, 3, 4, 7, 9, 13})
+                    EXPECT_EQ(s.search(query, radius), s.brute(query, radius)) << bits << " " << q << " " << radius;
+            }
+        }
+    }
+    Table empty(0, 8);
+    empty.freeze(8);
+    EXPECT_TRUE(empty.search(center, 3).empty());
 }
 
 // Appends after searches are found (the pending list grows between queries).
