@@ -205,5 +205,48 @@ SELECT load_try($$SELECT simhash_lock_neighbourhoods(ARRAY[0], 65, 'load_bad')$$
 SELECT load_try($$SELECT simhash_lock_neighbourhoods(ARRAY[0], 3, 12345)$$);
 SELECT simhash_lock_neighbourhood(NULL, 3, 'load_bad') IS NULL AS strict;
 
+-- The trigger scans a plain simhash index on the fingerprint column itself; with a partial index or
+-- none it runs its check query instead. The same rows survive all three, for every action, at
+-- radius 3 and 7 (also past the index's per-table block radius), including rows of one statement
+-- that duplicate each other, UPDATEs that move a fingerprint and rows whose only match is themselves.
+CREATE TABLE load_paths_input AS
+-- every third row is 2 bits (odd ids) or 5 bits (even ids) from the row g / 3
+SELECT g AS id, CASE WHEN g % 3 = 0 THEN hashint8extended(g / 3, 5) # (1::bigint << (g % 11)) # (1::bigint << (g % 13 + 20))
+                     # CASE WHEN g % 2 = 0 THEN (1::bigint << (g % 7 + 40)) | (1::bigint << (g % 5 + 50)) | (1::bigint << (g % 3 + 58)) ELSE 0 END
+                     ELSE hashint8extended(g, 5) END AS fp
+FROM generate_series(1, 3000) g;
+CREATE FUNCTION load_paths(index_ddl text, radius int, action text) RETURNS TABLE (kept bigint, marked bigint, digest text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    DROP TABLE IF EXISTS load_paths_t;
+    CREATE TABLE load_paths_t (id bigint, fp bigint, dup_of bigint);
+    IF index_ddl <> '' THEN EXECUTE index_ddl; END IF;
+    EXECUTE format('CREATE TRIGGER d BEFORE INSERT OR UPDATE OF fp ON load_paths_t FOR EACH ROW EXECUTE FUNCTION simhash_dedup(%L, %L, %L%s)',
+                   'fp', radius, action, CASE WHEN action = 'mark' THEN $a$, 'dup_of', 'id'$a$ ELSE '' END);
+    IF action = 'error' THEN
+        FOR i IN 1..3000 LOOP
+            PERFORM load_try(format('INSERT INTO load_paths_t (id, fp) SELECT id, fp FROM load_paths_input WHERE id = %s', i));
+        END LOOP;
+    ELSE
+        INSERT INTO load_paths_t (id, fp) SELECT id, fp FROM load_paths_input ORDER BY id;
+    END IF;
+    -- moving a fingerprint onto a near-duplicate of another row, and onto itself plus one bit
+    PERFORM load_try('UPDATE load_paths_t SET fp = (SELECT fp FROM load_paths_t WHERE id = 2) # 1 WHERE id = 1');
+    PERFORM load_try('UPDATE load_paths_t SET fp = fp # 1 WHERE id = 4');
+    RETURN QUERY SELECT count(*), count(dup_of), md5(string_agg(id || ':' || fp || ':' || coalesce(dup_of, 0), ',' ORDER BY id))
+    FROM load_paths_t;
+END $$;
+-- one transaction per table (each takes up to 1,024 advisory locks)
+CREATE TABLE load_paths_answers (radius int, action text, ddl text, kept bigint, marked bigint, digest text);
+SELECT format('INSERT INTO load_paths_answers SELECT %s, %L, %L, * FROM load_paths(%L, %s, %L)', radius, action, ddl, ddl, radius, action)
+FROM (VALUES (3), (7)) r(radius), (VALUES ('skip'), ('mark'), ('error')) a(action),
+     (VALUES ('CREATE INDEX ON load_paths_t USING simhash (fp)'),
+             ('CREATE INDEX ON load_paths_t USING simhash (fp) WHERE id > 0'), ('')) i(ddl) \gexec
+SELECT radius, action, count(*) AS paths, count(DISTINCT (kept, marked, digest)) AS answers, min(kept) AS kept,
+       min(marked) AS marked
+FROM load_paths_answers GROUP BY radius, action ORDER BY radius, action;
+DROP TABLE load_paths_t, load_paths_input, load_paths_answers;
+DROP FUNCTION load_paths(text, int, text);
+
 DROP TABLE load_pages, load_staging, load_bad;
 DROP FUNCTION load_try(text), load_bad_try(text, text, text);

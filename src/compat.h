@@ -50,6 +50,13 @@ extern "C" {
 #define SIMHASH_RELATION_FILE(rel) (&RelationGetSmgr(rel)->smgr_rnode.node)
 #endif
 
+// ReadRecentBuffer names the relation's file by its RelFileNode (15) or RelFileLocator (16+).
+#if PG_VERSION_NUM >= 160000
+#define simhash_read_recent_buffer(rel, blkno, buffer) ReadRecentBuffer((rel)->rd_locator, MAIN_FORKNUM, (blkno), (buffer))
+#else
+#define simhash_read_recent_buffer(rel, blkno, buffer) ReadRecentBuffer((rel)->rd_node, MAIN_FORKNUM, (blkno), (buffer))
+#endif
+
 // --- Tuplesorts ----------------------------------------------------------------------------------
 // PostgreSQL 16 added tuplesort_getdatum's `copy` argument; 15 always copies pass-by-reference
 // values, which `copy = true` keeps.

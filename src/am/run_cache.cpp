@@ -7,6 +7,7 @@
 #include "am/simhash_am.h"
 
 extern "C" {
+#include "pgstat.h"
 #include "utils/memutils.h"
 }
 
@@ -111,4 +112,41 @@ const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCache
         *loaded |= bit;  // only once the page's slots are all in place
     }
     return &cached->dir[t][prefix];
+}
+
+namespace {
+
+// Where this backend last found index pages in shared buffers, direct-mapped by block (and file).
+struct BufferHint {
+    Oid relfilenode;
+    BlockNumber blkno;
+    Buffer buffer;
+};
+constexpr int kHintBits = 15;
+BufferHint *buffer_hints = nullptr;
+
+BufferHint *hint_for(Relation index, BlockNumber blkno) {
+    if (buffer_hints == nullptr)
+        buffer_hints = static_cast<BufferHint *>(
+            MemoryContextAllocZero(TopMemoryContext, sizeof(BufferHint) << kHintBits));
+    const uint32 slot = (blkno ^ (index->rd_rel->relfilenode * 0x9E3779B1u)) & ((1u << kHintBits) - 1);
+    return &buffer_hints[slot];
+}
+
+}  // namespace
+
+Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno) {
+    BufferHint *hint = hint_for(index, blkno);
+    // ReadRecentBuffer checks that the buffer still holds this page of this file: a stale or
+    // colliding hint only costs the usual lookup.
+    if (hint->buffer != InvalidBuffer && hint->blkno == blkno && hint->relfilenode == index->rd_rel->relfilenode &&
+        simhash_read_recent_buffer(index, blkno, hint->buffer)) {
+        pgstat_count_buffer_hit(index);  // as ReadBuffer counts it in pg_statio_*_indexes
+        return hint->buffer;
+    }
+    const Buffer buffer = ReadBuffer(index, blkno);
+    hint->relfilenode = index->rd_rel->relfilenode;
+    hint->blkno = blkno;
+    hint->buffer = buffer;
+    return buffer;
 }

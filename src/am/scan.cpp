@@ -144,7 +144,7 @@ inline bool matches(const ProbeQuery *q, int64 fp) {
 // `offset` of its contents, so that they arrive while the caller works on the page before it
 // (index pages lie anywhere in shared buffers, and each first touch would otherwise stall).
 Buffer read_ahead(Relation index, BlockNumber blkno, Size offset, int lines) {
-    Buffer buffer = ReadBuffer(index, blkno);
+    Buffer buffer = simhash_read_buffer_hinted(index, blkno);
     Page page = BufferGetPage(buffer);
     __builtin_prefetch(page);
     __builtin_prefetch(page + BLCKSZ - sizeof(SimhashPageOpaque));
@@ -307,7 +307,7 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
     BlockNumber blkno = range.begin.blkno;
     int start = range.begin.offset;
     while (blkno != InvalidBlockNumber && !(blkno == end.blkno && start >= end.offset)) {
-        Buffer buffer = BufferIsValid(pinned) ? pinned : ReadBuffer(index, blkno);
+        Buffer buffer = BufferIsValid(pinned) ? pinned : simhash_read_buffer_hinted(index, blkno);
         pinned = InvalidBuffer;
         LockBuffer(buffer, BUFFER_LOCK_SHARE);
         Page page = BufferGetPage(buffer);
@@ -348,32 +348,52 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
     }
 }
 
+// Probes kept in flight: each one's directory slots are read and its first page pinned (and its
+// lines requested) this many probes before it runs. At a small radius a query makes one probe per
+// table, each a chain of dependent cache misses (directory, buffer mapping, buffer header, page);
+// started together instead of one after another, their latencies overlap.
+constexpr int kProbesAhead = 4;
+
+struct PendingProbe {
+    int table;
+    uint32 value;
+    ProbeRange range;
+    Buffer pinned;
+};
+
 void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
-    uint32 *values = static_cast<uint32 *>(palloc(total_probes * sizeof(uint32)));
+    // Every (table, block value) pair to probe, tables in order, values ascending within a table.
+    struct Wanted {
+        int table;
+        uint32 value;
+    };
+    Wanted *wanted = static_cast<Wanted *>(palloc(Max(total_probes, Size{1}) * sizeof(Wanted)));
+    Size n = 0;
     for (int t = 0; t < q->g.ntables; ++t) {
-        Size n = 0;
+        const Size first = n;
         simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb, q->g.len[t]),
-                                       [&](uint32 value) { values[n++] = value; });
-        std::sort(values, values + n);
-        ProbeRange range = n > 0 ? probe_range(index, q, t, values[0]) : ProbeRange{};
-        Buffer pinned = n > 0 ? pin_ahead(index, range, t) : InvalidBuffer;
-        for (Size i = 0; i < n; ++i) {
-            CHECK_FOR_INTERRUPTS();
-            ProbeRange next_range{};
-            Buffer next_pinned = InvalidBuffer;
-            if (i + 1 < n) {
-                next_range = probe_range(index, q, t, values[i + 1]);
-                next_pinned = pin_ahead(index, next_range, t);
-            }
-            probe(index, q, t, values[i], range, pinned);
-            range = next_range;
-            pinned = next_pinned;
-        }
+                                       [&](uint32 value) { wanted[n++] = Wanted{t, value}; });
+        std::sort(wanted + first, wanted + n, [](const Wanted &a, const Wanted &b) { return a.value < b.value; });
+    }
+    PendingProbe ahead[kProbesAhead];
+    auto start = [&](Size i) {
+        PendingProbe &p = ahead[i % kProbesAhead];
+        p.table = wanted[i].table;
+        p.value = wanted[i].value;
+        p.range = probe_range(index, q, p.table, p.value);
+        p.pinned = pin_ahead(index, p.range, p.table);
+    };
+    for (Size i = 0; i < n && i < static_cast<Size>(kProbesAhead); ++i) start(i);
+    for (Size i = 0; i < n; ++i) {
+        CHECK_FOR_INTERRUPTS();
+        const PendingProbe current = ahead[i % kProbesAhead];
+        if (i + kProbesAhead < n) start(i + kProbesAhead);
+        probe(index, q, current.table, current.value, current.range, current.pinned);
     }
     if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
     q->map_buffer = InvalidBuffer;
     q->map_blkno = InvalidBlockNumber;
-    pfree(values);
+    pfree(wanted);
 }
 
 // Fills q from the scan keys (none for an ordered scan with no condition); false when no row can

@@ -394,6 +394,10 @@ const SimhashCachedChain *simhash_cached_list(Relation index, uint64 index_id, u
                                               uint64 nentries);
 const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 index_id, const SimhashRunSlot *slot,
                                                      const SimhashRunData *run);
+// ReadBuffer for a scan's random probes: remembers where each page was found and pins it there
+// again with ReadRecentBuffer, skipping the shared buffer mapping lookup (with gigabytes of
+// shared_buffers, a few cache misses and a partition lock per page).
+Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno);
 // Marks the start of a scan: copies it uses are not dropped to make room for its others.
 void simhash_copy_cache_scan_begins();
 

@@ -193,6 +193,18 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
     Probe p{b, fingerprints, query, radius, block_radius, {}, visit, context, 0};
     const uint64_t query_key = key_of(b, query);
     for (int t = 0; t < kBucketBlocks; ++t) p.query_block[t] = block_of_key(query_key, t);
+    if (b->frozen && block_radius == 0) {
+        // One probe per table: start the four directory reads, then the four key ranges, together
+        // (each is a cache miss; one after another they were most of a search's time).
+        const int low_bits = kBucketBlockBits - b->bucket_bits;
+        const size_t slots = (size_t{1} << b->bucket_bits) + 1;
+        const uint32_t *starts[kBucketBlocks];
+        for (int t = 0; t < kBucketBlocks; ++t) {
+            starts[t] = b->offsets + static_cast<size_t>(t) * slots + (p.query_block[t] >> low_bits);
+            __builtin_prefetch(starts[t]);
+        }
+        for (int t = 0; t < kBucketBlocks; ++t) __builtin_prefetch(b->keys + static_cast<size_t>(t) * b->n + *starts[t]);
+    }
     for (int t = 0; t < kBucketBlocks; ++t) {
         if (b->frozen)
             for_each_value_within(p.query_block[t], kBucketBlockBits, block_radius,
