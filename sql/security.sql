@@ -83,6 +83,20 @@ SET ROLE regress_simhash_intruder;
 INSERT INTO security_owner.pages VALUES (7, 1, 'near-duplicate (row security)');
 RESET ROLE;
 ALTER TABLE security_owner.pages DISABLE ROW LEVEL SECURITY;
+-- The check sees every row whatever row security says, even forced on the owner (as foreign-key
+-- checks do): with a policy that shows the owner nothing, a near-duplicate is still refused,
+-- through the index scan the trigger makes itself and through its check query (no index).
+ALTER TABLE security_owner.pages ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+CREATE POLICY nothing ON security_owner.pages USING (false) WITH CHECK (true);
+SET ROLE regress_simhash_owner;
+SELECT count(*) AS rows_the_owner_sees FROM security_owner.pages;
+INSERT INTO security_owner.pages VALUES (8, 1, 'near-duplicate (forced row security)') RETURNING id;
+DROP INDEX security_owner.pages_fp_idx;
+INSERT INTO security_owner.pages VALUES (8, 1, 'near-duplicate (forced row security, no index)') RETURNING id;
+CREATE INDEX pages_fp_idx ON security_owner.pages USING simhash (fp);
+RESET ROLE;
+DROP POLICY nothing ON security_owner.pages;
+ALTER TABLE security_owner.pages DISABLE ROW LEVEL SECURITY, NO FORCE ROW LEVEL SECURITY;
 
 -- Taking a table's neighbourhood locks stalls its loaders: it needs INSERT or UPDATE on it.
 CREATE TABLE security_owner.private (fp bigint);

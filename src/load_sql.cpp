@@ -447,8 +447,8 @@ SIMHASH_FUNCTION(simhash_dedup) {
         ItemPointerSet(&self, 0, 0);  // offset 0: matches no row
     Datum values[2] = {Int64GetDatum(fp), PointerGetDatum(&self)};
 
-    // The check runs as the table owner (loaders need no SELECT privilege; row security of the
-    // owner is not applied unless forced), like foreign-key checks, and as a security-restricted
+    // The check runs as the table owner (loaders need no SELECT privilege; no row security
+    // applies, not even one forced on the owner), like foreign-key checks, and as a security-restricted
     // operation (as REFRESH MATERIALIZED VIEW runs the owner's query): whatever it calls cannot
     // change the session's role or settings on behalf of the owner.
     Oid save_userid;
