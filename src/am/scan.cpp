@@ -70,6 +70,7 @@ struct ProbeQuery {
     SimhashGeometry g;
     uint32 qblock[SIMHASH_MAX_TABLES];
     uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_ref_key of the probing center
+    int primary;                      // the key whose ball the probes cover (the smallest)
     int r;                            // probing radius
     int rb;                           // per-block radius
     SimhashCachedRun cached_run;      // the run being probed and its directories (backend cache)
@@ -206,16 +207,6 @@ void search_copy(ProbeQuery *q, const SimhashCachedChain *copy, int primary) {
                                   q->radius[primary], visit_copy_entry, &search);
 }
 
-// The pending list or the list being merged: from the backend's copy, or its pages when too long.
-void scan_list(Relation index, ProbeQuery *q, uint64 index_id, uint32 epoch, BlockNumber head, uint64 nentries,
-               int primary) {
-    const SimhashCachedChain *copy = simhash_cached_list(index, index_id, epoch, head, nentries);
-    if (copy != nullptr)
-        search_copy(q, copy, primary);
-    else
-        scan_chain(index, q, head, SIMHASH_PENDING);
-}
-
 // The full entry at position `pos` of table 0, through the map pages.
 void fetch_entry(Relation index, ProbeQuery *q, uint32 pos, SimhashEntry *out) {
     const uint32 page_index = pos / SIMHASH_ENTRIES_PER_PAGE;
@@ -316,31 +307,35 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
         const bool last = blkno == end.blkno;
         const int n = last ? Min(static_cast<int>(opaque->nentries), static_cast<int>(end.offset)) : opaque->nentries;
         bool done = last;
+        uint32 hits[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
         if (t == 0) {
+            // Sorted by block: the value's entries, then greater blocks (this probe is done).
             const int64 *fps = SimhashPageGetFps(page);
-            for (int i = start; i < n; ++i) {
-                const uint32 block = simhash_block(fps[i], g, 0);
-                if (block < value) continue;
-                if (block != value) {
-                    done = true;
-                    break;
-                }
+            const Size nhits = start < n ? simhash::select_within_radius(reinterpret_cast<const uint64_t *>(fps + start),
+                                                                         n - start, static_cast<uint64_t>(q->center[q->primary]),
+                                                                         q->r, hits)
+                                         : 0;
+            for (Size h = 0; h < nhits; ++h) {
+                const int i = start + static_cast<int>(hits[h]);
+                if (simhash_block(fps[i], g, 0) != value) continue;
                 SimhashEntry entry;
                 entry.fp = fps[i];
                 entry.tid = *simhash_page_tid(page, i);
                 consider(index, q, t, entry);
             }
+            if (n > start && simhash_block(fps[n - 1], g, 0) > value) done = true;
         } else {
+            // Sorted by the bits below the prefix (which lead each key), then by the rest.
             const SimhashRef *refs = SimhashPageGetRefs(page);
-            for (int i = start; i < n; ++i) {
-                const uint32 below = simhash_ref_subblock(refs[i].key, g, t);
-                if (below < sub) continue;
-                if (below != sub) {
-                    done = true;
-                    break;
-                }
-                consider(index, q, t, refs[i], budget);
-            }
+            const int below_bits = g->len[t] - g->dirbits;
+            const uint32 lead = below_bits > 0 ? sub << (32 - below_bits) : 0;
+            const uint32 lead_mask = below_bits > 0 ? ~uint32{0} << (32 - below_bits) : 0;
+            const Size nhits = start < n ? simhash::select_keys_within(&refs[start].key, sizeof(SimhashRef) / sizeof(uint32),
+                                                                       n - start, lead, lead_mask, q->qkey[t],
+                                                                       Max(budget, -1), hits)
+                                         : 0;
+            for (Size h = 0; h < nhits; ++h) consider(index, q, t, refs[start + hits[h]], budget);
+            if (n > start && simhash_ref_subblock(refs[n - 1].key, g, t) > sub) done = true;
         }
         blkno = done ? InvalidBlockNumber : opaque->next;
         start = 0;
@@ -433,11 +428,28 @@ void search(Relation index, ProbeQuery *q) {
     if (!hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
 
     simhash_copy_cache_scan_begins();
-    scan_list(index, q, index_id, epoch, pending_head, npending, primary);
-    scan_list(index, q, index_id, epoch, merge_head, nmerge, primary);
+    q->primary = primary;
     q->r = q->radius[primary];
     q->map_buffer = InvalidBuffer;
     q->map_blkno = InvalidBlockNumber;
+    // Backend copies (the lists, small runs) are searched last: the lines their search starts from
+    // are requested when they are found, and arrive while the large runs' pages are probed.
+    const SimhashCachedChain **copies =
+        static_cast<const SimhashCachedChain **>(palloc((nruns + 2) * sizeof(SimhashCachedChain *)));
+    int ncopies = 0;
+    auto search_later = [&](const SimhashCachedChain *copy) {
+        simhash::block_buckets_prefetch(copy->buckets, static_cast<uint64>(q->center[primary]), q->r);
+        copies[ncopies++] = copy;
+    };
+    const BlockNumber list_heads[2] = {pending_head, merge_head};
+    const uint64 list_entries[2] = {npending, nmerge};
+    for (int l = 0; l < 2; ++l) {
+        const SimhashCachedChain *copy = simhash_cached_list(index, index_id, epoch, list_heads[l], list_entries[l]);
+        if (copy != nullptr)
+            search_later(copy);
+        else
+            scan_chain(index, q, list_heads[l], SIMHASH_PENDING);
+    }
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
     for (uint32 i = 0; i < nruns; ++i) {
@@ -446,7 +458,7 @@ void search(Relation index, ProbeQuery *q) {
         const SimhashRunData *run = cached.run;
         const SimhashCachedChain *copy = simhash_cached_run_entries(index, index_id, &runs[i], run);
         if (copy != nullptr) {
-            search_copy(q, copy, primary);
+            search_later(copy);
             continue;
         }
         SimhashScanEstimate estimate;
@@ -465,6 +477,8 @@ void search(Relation index, ProbeQuery *q) {
         }
         probe_tables(index, q, static_cast<Size>(estimate.probes));
     }
+    for (int c = 0; c < ncopies; ++c) search_copy(q, copies[c], primary);
+    pfree(copies);
     pfree(runs);
     if (hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
     ReleaseBuffer(meta_buffer);

@@ -1,5 +1,7 @@
 #include "core/block_buckets.h"
 
+#include <algorithm>
+
 #include "core/blocks.h"
 #include "core/hamming.h"
 
@@ -44,6 +46,15 @@ struct Probe {
     size_t visited;
 };
 
+// Reports entry e, within the radius and found through table t (`key`: its bits in the buckets'
+// order), unless an earlier table's block is within the block radius: each comes back once.
+void report_once(Probe *p, int t, uint32_t e, uint64_t key) {
+    for (int u = 0; u < t; ++u)
+        if (popcount64(block_of_key(key, u) ^ p->query_block[u]) <= p->block_radius) return;
+    p->visit(e, p->context);
+    p->visited++;
+}
+
 // Entries of table t whose block equals `value`: verified, and reported only by the first table
 // whose block is within the block radius, so each comes back once.
 void walk(Probe *p, int t, uint32_t value) {
@@ -54,12 +65,7 @@ void walk(Probe *p, int t, uint32_t value) {
         if (hamming_distance(fp, p->query) > p->radius) continue;
         const uint64_t key = key_of(b, fp);
         if (block_of_key(key, t) != value) continue;
-        bool earlier = false;
-        for (int u = 0; u < t && !earlier; ++u)
-            earlier = popcount64(block_of_key(key, u) ^ p->query_block[u]) <= p->block_radius;
-        if (earlier) continue;
-        p->visit(e, p->context);
-        p->visited++;
+        report_once(p, t, e, key);
     }
 }
 
@@ -79,23 +85,33 @@ void walk_frozen(Probe *p, uint64_t query_key, int t, uint32_t value) {
     const uint32_t *offsets = b->offsets + static_cast<size_t>(t) * slots;
     const uint32_t *keys = b->keys + static_cast<size_t>(t) * b->n;
     const uint32_t *positions = b->positions + static_cast<size_t>(t) * b->n;
-    for (uint32_t i = offsets[prefix]; i < offsets[prefix + 1]; ++i) {
-        if (((keys[i] ^ low_lead) & low_mask) != 0) continue;  // another block value
-        if (popcount64(keys[i] ^ query_rest) > budget) continue;
-        const uint32_t e = positions[i];
-        const uint64_t fp = p->fingerprints[e];
-        if (hamming_distance(fp, p->query) > p->radius) continue;
-        const uint64_t key = key_of(b, fp);
-        bool earlier = false;
-        for (int u = 0; u < t && !earlier; ++u)
-            earlier = popcount64(block_of_key(key, u) ^ p->query_block[u]) <= p->block_radius;
-        if (earlier) continue;
-        p->visit(e, p->context);
-        p->visited++;
+    uint32_t hits[256];
+    for (uint32_t begin = offsets[prefix]; begin < offsets[prefix + 1]; begin += 256) {
+        const uint32_t count = std::min<uint32_t>(offsets[prefix + 1] - begin, 256);
+        const size_t nhits = select_keys_within(keys + begin, 1, count, low_lead, low_mask, query_rest, budget, hits);
+        for (size_t h = 0; h < nhits; ++h) {
+            const uint32_t e = positions[begin + hits[h]];
+            const uint64_t fp = p->fingerprints[e];
+            if (hamming_distance(fp, p->query) > p->radius) continue;
+            report_once(p, t, e, key_of(b, fp));
+        }
     }
 }
 
 }  // namespace
+
+void block_buckets_prefetch(const BlockBuckets *b, uint64_t query, int radius) {
+    if (b->n == 0 || radius < 0 || radius / kBucketBlocks > 0) return;
+    const uint64_t key = key_of(b, query);
+    for (int t = 0; t < kBucketBlocks; ++t) {
+        const uint32_t block = block_of_key(key, t);
+        if (b->frozen)
+            __builtin_prefetch(b->offsets + static_cast<size_t>(t) * ((size_t{1} << b->bucket_bits) + 1) +
+                               (block >> (kBucketBlockBits - b->bucket_bits)));
+        else
+            __builtin_prefetch(b->heads + (static_cast<size_t>(t) << b->bucket_bits) + bucket_of(block, b->bucket_bits));
+    }
+}
 
 size_t block_buckets_frozen_bytes(int bucket_bits, size_t n) {
     return sizeof(uint32_t) * kBucketBlocks * ((size_t{1} << bucket_bits) + 1 + 2 * n);
@@ -194,16 +210,14 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
     const uint64_t query_key = key_of(b, query);
     for (int t = 0; t < kBucketBlocks; ++t) p.query_block[t] = block_of_key(query_key, t);
     if (b->frozen && block_radius == 0) {
-        // One probe per table: start the four directory reads, then the four key ranges, together
-        // (each is a cache miss; one after another they were most of a search's time).
+        // One probe per table: the four key ranges are requested together (their directory lines
+        // were, by block_buckets_prefetch or here), each a cache miss otherwise taken in turn.
+        block_buckets_prefetch(b, query, radius);
         const int low_bits = kBucketBlockBits - b->bucket_bits;
         const size_t slots = (size_t{1} << b->bucket_bits) + 1;
-        const uint32_t *starts[kBucketBlocks];
-        for (int t = 0; t < kBucketBlocks; ++t) {
-            starts[t] = b->offsets + static_cast<size_t>(t) * slots + (p.query_block[t] >> low_bits);
-            __builtin_prefetch(starts[t]);
-        }
-        for (int t = 0; t < kBucketBlocks; ++t) __builtin_prefetch(b->keys + static_cast<size_t>(t) * b->n + *starts[t]);
+        for (int t = 0; t < kBucketBlocks; ++t)
+            __builtin_prefetch(b->keys + static_cast<size_t>(t) * b->n +
+                               b->offsets[static_cast<size_t>(t) * slots + (p.query_block[t] >> low_bits)]);
     }
     for (int t = 0; t < kBucketBlocks; ++t) {
         if (b->frozen)

@@ -70,6 +70,10 @@ size_t block_buckets_frozen_bytes(int bucket_bits, size_t n);
 void block_buckets_freeze(BlockBuckets *b, void *memory, int bucket_bits, const uint64_t *fingerprints, size_t n,
                           const BitPermuter *order = nullptr);
 
+// Asks for the cache lines a search at a radius below 4 starts from (one directory or bucket line
+// per table), so that a caller can do other work while they arrive. No effect otherwise.
+void block_buckets_prefetch(const BlockBuckets *b, uint64_t query, int radius);
+
 // Calls visit(index, context) once for every linked fingerprint within `radius` bits of `query`
 // (radius >= 0; at most 64 counts), in no particular order. Probes the buckets where they are
 // cheaper than a scan of all n fingerprints, else scans. Returns how many it visited.

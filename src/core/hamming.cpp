@@ -66,4 +66,16 @@ __attribute__((target_clones("popcnt", "default"))) size_t select_within_radius(
     return found;
 }
 
+__attribute__((target_clones("popcnt", "default"))) size_t select_keys_within(
+    const uint32_t *keys, size_t stride, size_t n, uint32_t lead, uint32_t lead_mask, uint32_t query, int budget,
+    uint32_t *matches) {
+    size_t found = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t key = keys[i * stride];
+        matches[found] = static_cast<uint32_t>(i);
+        found += ((key ^ lead) & lead_mask) == 0 && __builtin_popcount(key ^ query) <= budget;
+    }
+    return found;
+}
+
 }  // namespace simhash

@@ -21,6 +21,13 @@ inline int hamming_distance(uint64_t a, uint64_t b) { return popcount64(a ^ b); 
 size_t select_within_radius(const uint64_t *fingerprints, size_t n, uint64_t query, int radius,
                             uint32_t *matches);
 
+// Writes the indexes i of the 32-bit keys keys[i * stride] (i < n) that agree with `lead` on the
+// bits of `lead_mask` and lie within `budget` bits of `query` to `matches` (room for n), and returns
+// how many there are. The filter of an index probe: a run's refs (key, position) and the sorted
+// keys of a run's copy keep 32 bits of each entry beyond the probed prefix.
+size_t select_keys_within(const uint32_t *keys, size_t stride, size_t n, uint32_t lead, uint32_t lead_mask,
+                          uint32_t query, int budget, uint32_t *matches);
+
 int popcount_portable(uint64_t x);
 
 // How many `bits`-bit values lie within `radius` bits of a given one: sum_{i <= radius} C(bits, i),

@@ -97,6 +97,39 @@ TEST(Hamming, SelectWithinRadiusForEveryRadius) {
     EXPECT_EQ(simhash::select_within_radius(fps.data(), fps.size(), query, 0, out.data()), 1u);
 }
 
+// The probe filter over (key, position) pairs: exactly the keys with the lead bits and within the
+// budget, for every lead width a directory leaves (0..16 bits) and every budget.
+TEST(SelectKeysWithin, MatchesTheDefinition) {
+    std::mt19937_64 rng(9);
+    std::vector<uint32_t> pairs;
+    const uint32_t query = 0x5A5AC3C3u;
+    for (int i = 0; i < 700; ++i) {
+        uint32_t key = static_cast<uint32_t>(rng());
+        if (i % 3 == 0) key = query ^ (1u << (i % 32)) ^ (i % 2 ? 1u << ((i / 2) % 32) : 0);  // near the query
+        pairs.push_back(key);
+        pairs.push_back(static_cast<uint32_t>(i));  // the position, never read as a key
+    }
+    const size_t n = pairs.size() / 2;
+    for (int lead_bits : {0, 1, 4, 9, 16}) {
+        const uint32_t mask = lead_bits == 0 ? 0 : ~uint32_t{0} << (32 - lead_bits);
+        for (uint32_t lead : {query, ~query, uint32_t{0}}) {
+            for (int budget = -1; budget <= 33; ++budget) {
+                std::vector<uint32_t> expected;
+                for (size_t i = 0; i < n; ++i)
+                    if (((pairs[2 * i] ^ lead) & mask) == 0 && popcount_portable(pairs[2 * i] ^ query) <= budget)
+                        expected.push_back(static_cast<uint32_t>(i));
+                std::vector<uint32_t> matches(n, 0xDEADBEEFu);
+                const size_t found =
+                    simhash::select_keys_within(pairs.data(), 2, n, lead, mask, query, budget, matches.data());
+                matches.resize(found);
+                ASSERT_EQ(matches, expected) << lead_bits << " " << budget;
+            }
+        }
+    }
+    uint32_t none[1];
+    EXPECT_EQ(simhash::select_keys_within(pairs.data(), 2, 0, 0, 0, query, 32, none), 0u);
+}
+
 TEST(HammingBallSize, SumsBinomials) {
     EXPECT_EQ(simhash::hamming_ball_size(16, -1), 0.0);
     EXPECT_EQ(simhash::hamming_ball_size(16, 0), 1.0);
