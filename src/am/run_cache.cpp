@@ -8,6 +8,7 @@
 
 extern "C" {
 #include "pgstat.h"
+#include "storage/buf_internals.h"
 #include "utils/memutils.h"
 }
 
@@ -122,7 +123,7 @@ struct BufferHint {
     BlockNumber blkno;
     Buffer buffer;
 };
-constexpr int kHintBits = 15;
+constexpr int kHintBits = 17;  // 1.5 MB: one slot per page of a 1 GB index
 BufferHint *buffer_hints = nullptr;
 
 BufferHint *hint_for(Relation index, BlockNumber blkno) {
@@ -149,4 +150,9 @@ Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno) {
     hint->blkno = blkno;
     hint->buffer = buffer;
     return buffer;
+}
+
+void simhash_prefetch_buffer_header(Relation index, BlockNumber blkno) {
+    const BufferHint *hint = hint_for(index, blkno);
+    if (hint->buffer > 0 && hint->blkno == blkno) __builtin_prefetch(GetBufferDescriptor(hint->buffer - 1));
 }

@@ -282,7 +282,13 @@ ProbeRange probe_range(Relation index, const ProbeQuery *q, int t, uint32 value)
 // InvalidBuffer for an empty range.
 Buffer pin_ahead(Relation index, const ProbeRange &range, int t) {
     if (range.empty()) return InvalidBuffer;
-    return read_ahead(index, range.begin.blkno, range.begin.offset * (t == 0 ? sizeof(int64) : sizeof(SimhashRef)), 1);
+    // Every line of the range on its first page (a probe of a large run reads about a hundred
+    // entries, 1-2 kB, at a random place: the hardware prefetcher would find the stream too late).
+    const Size entry = t == 0 ? sizeof(int64) : sizeof(SimhashRef);
+    const int per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
+    const int last = range.end.blkno == range.begin.blkno ? range.end.offset : per_page;
+    const int lines = Min(static_cast<int>((Max(last - range.begin.offset, 1) * entry + 63) / 64), 32);
+    return read_ahead(index, range.begin.blkno, range.begin.offset * entry, lines);
 }
 
 // The entries of table t whose block equals `value`: they lie in `range`, between the directory's
@@ -371,14 +377,24 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
         std::sort(wanted + first, wanted + n, [](const Wanted &a, const Wanted &b) { return a.value < b.value; });
     }
     PendingProbe ahead[kProbesAhead];
-    auto start = [&](Size i) {
+    auto locate = [&](Size i) {
         PendingProbe &p = ahead[i % kProbesAhead];
         p.table = wanted[i].table;
         p.value = wanted[i].value;
         p.range = probe_range(index, q, p.table, p.value);
-        p.pinned = pin_ahead(index, p.range, p.table);
     };
-    for (Size i = 0; i < n && i < static_cast<Size>(kProbesAhead); ++i) start(i);
+    auto start = [&](Size i) {
+        locate(i);
+        ahead[i % kProbesAhead].pinned = pin_ahead(index, ahead[i % kProbesAhead].range, ahead[i % kProbesAhead].table);
+    };
+    // The first probes in three rounds (directory slots, buffer headers, pins), so that the cache
+    // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
+    // buffer header's spinlock, an atomic instruction that waits for every load before it.
+    const Size first = Min(n, static_cast<Size>(kProbesAhead));
+    for (Size i = 0; i < first; ++i) locate(i);
+    for (Size i = 0; i < first; ++i)
+        if (!ahead[i].range.empty()) simhash_prefetch_buffer_header(index, ahead[i].range.begin.blkno);
+    for (Size i = 0; i < first; ++i) ahead[i].pinned = pin_ahead(index, ahead[i].range, ahead[i].table);
     for (Size i = 0; i < n; ++i) {
         CHECK_FOR_INTERRUPTS();
         const PendingProbe current = ahead[i % kProbesAhead];

@@ -398,6 +398,8 @@ const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 inde
 // again with ReadRecentBuffer, skipping the shared buffer mapping lookup (with gigabytes of
 // shared_buffers, a few cache misses and a partition lock per page).
 Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno);
+// Asks for the header of the buffer the hint names for page `blkno` (the line pinning it touches).
+void simhash_prefetch_buffer_header(Relation index, BlockNumber blkno);
 // Marks the start of a scan: copies it uses are not dropped to make room for its others.
 void simhash_copy_cache_scan_begins();
 
