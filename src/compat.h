@@ -57,6 +57,16 @@ extern "C" {
 #define simhash_read_recent_buffer(rel, blkno, buffer) ReadRecentBuffer((rel)->rd_node, MAIN_FORKNUM, (blkno), (buffer))
 #endif
 
+// PostgreSQL 18's index_beginscan takes the scan's instrumentation (EXPLAIN's index searches);
+// a scan the executor does not run has none.
+#if PG_VERSION_NUM >= 180000
+#define index_beginscan_compat(heap, index, snapshot, nkeys, norderbys) \
+    index_beginscan(heap, index, snapshot, nullptr, nkeys, norderbys)
+#else
+#define index_beginscan_compat(heap, index, snapshot, nkeys, norderbys) \
+    index_beginscan(heap, index, snapshot, nkeys, norderbys)
+#endif
+
 // --- Tuplesorts ----------------------------------------------------------------------------------
 // PostgreSQL 16 added tuplesort_getdatum's `copy` argument; 15 always copies pass-by-reference
 // values, which `copy = true` keeps.

@@ -392,7 +392,7 @@ static bool direct_check(const DedupEntry *entry, Relation rel, int64 fp, const 
     ScanKeyData key;
     ScanKeyEntryInitialize(&key, 0, 1, HAMMING_WITHIN_STRATEGY, InvalidOid, InvalidOid, InvalidOid,
                            make_hamming_ball_datum(fp, entry->radius));
-    IndexScanDesc scan = index_beginscan(rel, index, GetActiveSnapshot(), 1, 0);
+    IndexScanDesc scan = index_beginscan_compat(rel, index, GetActiveSnapshot(), 1, 0);
     index_rescan(scan, &key, 1, nullptr, 0);
     TupleTableSlot *slot = table_slot_create(rel, nullptr);
     bool found = false;
