@@ -4,7 +4,7 @@
 # the extra psql options given before "--".
 #
 # Usage: bench/each_size.sh SQL_FILE [PSQL_OPTION ...] -- [ROWS ...]   (ROWS default 1000000;
-# DATA, default "uniform skewed"; QUERIES, default 20; SEQ_QUERIES, default 3; PSQL)
+# DATA, default "uniform skewed", or text (bench_data.sql); QUERIES, default 20; SEQ_QUERIES, default 3; PSQL)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 sql=$1

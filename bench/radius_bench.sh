@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every radius, uniform and skewed fingerprints: for each ROWS (default 1000000) and each data set
-# (DATA, default "uniform skewed"; skewed = the 12 low bits constant), the median execution time
+# (DATA, default "uniform skewed"; skewed = the 12 low bits constant; text = SimHash fingerprints
+# of documents made of lines of real text, see bench_data.sql), the median execution time
 # (EXPLAIN ANALYZE) of a k-radius count as the planner runs it and as a sequential scan, k = 0..MAX_RADIUS (default 24),
 # with the planner's choice and the ratio. QUERIES (default 20) per radius, SEQ_QUERIES (default 3)
 # for the sequential scan. Numbers, not a test.
