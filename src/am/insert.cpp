@@ -74,7 +74,6 @@ bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer h
     const SimhashMetaData *current = simhash_check_meta(index, BufferGetPage(meta_buffer));
 
     Buffer tail_buffer = InvalidBuffer, new_buffer = InvalidBuffer;
-    bool over_limit;
     if (current->pending_tail != InvalidBlockNumber) {
         tail_buffer = ReadBuffer(index, current->pending_tail);
         LockBuffer(tail_buffer, BUFFER_LOCK_EXCLUSIVE);
@@ -82,7 +81,6 @@ bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer h
     }
     if (BufferIsValid(tail_buffer) && SimhashPageGetOpaque(BufferGetPage(tail_buffer))->nentries < SIMHASH_ENTRIES_PER_PAGE) {
         append_in_place(index, meta_buffer, tail_buffer, fp, &tid);
-        over_limit = static_cast<double>(current->npending_pages) * BLCKSZ > simhash_pending_limit(index) * 1024.0;
     } else {
         // A new pending page: a rare insert, through Generic WAL.
         GenericXLogState *state = GenericXLogStart(index);
@@ -100,9 +98,9 @@ bool simhash_aminsert(Relation index, Datum *values, bool *isnull, ItemPointer h
         meta->npending_pages++;
         simhash_page_append(target, fp, &tid);
         meta->npending++;
-        over_limit = static_cast<double>(meta->npending_pages) * BLCKSZ > simhash_pending_limit(index) * 1024.0;
-        GenericXLogFinish(state);
+        GenericXLogFinish(state);  // applies the changes to the metapage `current` points into
     }
+    const bool over_limit = static_cast<double>(current->npending_pages) * BLCKSZ > simhash_pending_limit(index) * 1024.0;
 
     if (BufferIsValid(new_buffer)) UnlockReleaseBuffer(new_buffer);
     if (BufferIsValid(tail_buffer)) UnlockReleaseBuffer(tail_buffer);

@@ -201,10 +201,10 @@ void visit_copy_entry(uint32_t i, void *context) {
     emit(s->q, &tid, static_cast<int64>(s->copy->fps[i]));
 }
 
-void search_copy(ProbeQuery *q, const SimhashCachedChain *copy, int primary) {
+void search_copy(ProbeQuery *q, const SimhashCachedChain *copy) {
     CopySearch search{q, copy};
-    simhash::block_buckets_search(copy->buckets, copy->fps, static_cast<uint64>(q->center[primary]),
-                                  q->radius[primary], visit_copy_entry, &search);
+    simhash::block_buckets_search(copy->buckets, copy->fps, static_cast<uint64>(q->center[q->primary]), q->r,
+                                  visit_copy_entry, &search);
 }
 
 // The full entry at position `pos` of table 0, through the map pages.
@@ -383,9 +383,9 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
         p.value = wanted[i].value;
         p.range = probe_range(index, q, p.table, p.value);
     };
-    auto start = [&](Size i) {
-        locate(i);
-        ahead[i % kProbesAhead].pinned = pin_ahead(index, ahead[i % kProbesAhead].range, ahead[i % kProbesAhead].table);
+    auto pin = [&](Size i) {
+        PendingProbe &p = ahead[i % kProbesAhead];
+        p.pinned = pin_ahead(index, p.range, p.table);
     };
     // The first probes in three rounds (directory slots, buffer headers, pins), so that the cache
     // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
@@ -394,11 +394,14 @@ void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
     for (Size i = 0; i < first; ++i) locate(i);
     for (Size i = 0; i < first; ++i)
         if (!ahead[i].range.empty()) simhash_prefetch_buffer_header(index, ahead[i].range.begin.blkno);
-    for (Size i = 0; i < first; ++i) ahead[i].pinned = pin_ahead(index, ahead[i].range, ahead[i].table);
+    for (Size i = 0; i < first; ++i) pin(i);
     for (Size i = 0; i < n; ++i) {
         CHECK_FOR_INTERRUPTS();
         const PendingProbe current = ahead[i % kProbesAhead];
-        if (i + kProbesAhead < n) start(i + kProbesAhead);
+        if (i + kProbesAhead < n) {
+            locate(i + kProbesAhead);
+            pin(i + kProbesAhead);
+        }
         probe(index, q, current.table, current.value, current.range, current.pinned);
     }
     if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
@@ -493,7 +496,7 @@ void search(Relation index, ProbeQuery *q) {
         }
         probe_tables(index, q, static_cast<Size>(estimate.probes));
     }
-    for (int c = 0; c < ncopies; ++c) search_copy(q, copies[c], primary);
+    for (int c = 0; c < ncopies; ++c) search_copy(q, copies[c]);
     pfree(copies);
     pfree(runs);
     if (hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
