@@ -17,7 +17,7 @@ CREATE TEMP TABLE feature_sets AS
 SELECT array_agg(g::text) AS features, array_to_tsvector(array_agg(to_hex(g))) AS lexemes
 FROM generate_series(1, 150000) g;
 CREATE SEQUENCE returned;
-SET statement_timeout = '200ms';
+SET statement_timeout = '100ms';
 -- 540 MB, default options.
 SELECT setval('returned', 1 + 0 * simhash(repeat('lorem ipsum dolor ', n))) FROM copies;
 -- 36 MB of character 64-grams.
@@ -27,8 +27,8 @@ SELECT setval('returned', cardinality(minhash(repeat('lorem ipsum dolor ', n / 5
 -- 150,000 features or lexemes, 8192 slots.
 SELECT setval('returned', cardinality(minhash(features, slots => 8192))) FROM feature_sets;
 SELECT setval('returned', cardinality(minhash(lexemes, slots => 8192))) FROM feature_sets;
--- 2 MB in 64-word shingles: 115 MB of text[].
-SELECT setval('returned', cardinality(simhash_shingles(repeat('lorem ipsum dolor ', n / 300), size => 64))) FROM copies;
+-- 5 MB in 64-word shingles: 345 MB of text[].
+SELECT setval('returned', cardinality(simhash_shingles(repeat('lorem ipsum dolor ', n / 100), size => 64))) FROM copies;
 RESET statement_timeout;
 SELECT last_value, is_called AS any_returned FROM returned;
 

@@ -157,8 +157,8 @@ namespace {
 simhash::SetOverlap shingle_overlap(Utf8Bytes a, Utf8Bytes b, const simhash::ShingleOptions &options,
                                     simhash::StopPoll *poll) {
     return with_shingle_limit([&] {
-        const std::vector<uint64_t> set_a = simhash::count_shingles(a.data, a.len, options, poll).sorted_hashes();
-        const std::vector<uint64_t> set_b = simhash::count_shingles(b.data, b.len, options, poll).sorted_hashes();
+        const std::vector<uint64_t> set_a = simhash::distinct_shingles(a.data, a.len, options, poll).sorted_hashes();
+        const std::vector<uint64_t> set_b = simhash::distinct_shingles(b.data, b.len, options, poll).sorted_hashes();
         return simhash::set_overlap(set_a, set_b);
     });
 }

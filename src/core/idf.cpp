@@ -55,8 +55,8 @@ void DocumentFrequencies::add_document(const char *text, size_t len, StopPoll *p
     // The corpus table is far larger than the caches: a document's new shingles reach it through
     // prefetched batches too.
     auto counted = [](uint64_t) {};
-    PrefetchingAdder<decltype(counted)> corpus(counts_, counted);
-    count_shingles(text, len, options_, poll, [&](uint64_t hash) { corpus.add(hash); });
+    PrefetchingAdder<ShingleCounts, decltype(counted)> corpus(counts_, counted);
+    distinct_shingles(text, len, options_, poll, [&](uint64_t hash) { corpus.add(hash); });
     corpus.flush();
     ++documents_;
     prune_if_full();

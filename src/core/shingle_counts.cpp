@@ -28,11 +28,13 @@ size_t expected_distinct_shingles(size_t len, const ShingleOptions &options) {
     return options.unit == ShingleUnit::kChar ? len : len / 4 + 1;
 }
 
-ShingleCounts::ShingleCounts(size_t expected_distinct, size_t max_distinct) : max_distinct_(max_distinct) {
+template <bool kCounted>
+ShingleTable<kCounted>::ShingleTable(size_t expected_distinct, size_t max_distinct) : max_distinct_(max_distinct) {
     allocate(slots_for(expected_distinct < max_distinct ? expected_distinct : max_distinct));
 }
 
-ShingleCounts::ShingleCounts(ShingleCounts &&other) noexcept
+template <bool kCounted>
+ShingleTable<kCounted>::ShingleTable(ShingleTable &&other) noexcept
     : max_distinct_(other.max_distinct_),
       distinct_(other.distinct_),
       mask_(other.mask_),
@@ -43,7 +45,8 @@ ShingleCounts::ShingleCounts(ShingleCounts &&other) noexcept
     other.zero_count_ = 0;
 }
 
-ShingleCounts &ShingleCounts::operator=(ShingleCounts &&other) noexcept {
+template <bool kCounted>
+ShingleTable<kCounted> &ShingleTable<kCounted>::operator=(ShingleTable &&other) noexcept {
     std::swap(max_distinct_, other.max_distinct_);
     std::swap(distinct_, other.distinct_);
     std::swap(mask_, other.mask_);
@@ -53,42 +56,51 @@ ShingleCounts &ShingleCounts::operator=(ShingleCounts &&other) noexcept {
     return *this;
 }
 
-ShingleCounts::~ShingleCounts() {
+// The cache keeps the largest key array given back; a counted table's counts go with its keys
+// (a set's keys leave the cached counts where they are, for the next counted table).
+template <bool kCounted>
+ShingleTable<kCounted>::~ShingleTable() {
     if (keys_.size() <= kCachedSlots && keys_.size() > cached_table.keys.size()) {
         cached_table.keys.swap(keys_);
-        cached_table.counts.swap(counts_);
+        if constexpr (kCounted) cached_table.counts.swap(counts_);
     }
 }
 
 // Uses slots zeroed slots, from the cached arrays when they are large enough.
-void ShingleCounts::allocate(size_t slots) {
+template <bool kCounted>
+void ShingleTable<kCounted>::allocate(size_t slots) {
     if (cached_table.keys.size() >= slots) {
         keys_.swap(cached_table.keys);
-        counts_.swap(cached_table.counts);
         std::fill(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(slots), 0);
+        if constexpr (kCounted) {
+            counts_.swap(cached_table.counts);
+            if (counts_.size() < slots) counts_.resize(slots);
+        }
     } else {
         keys_.assign(slots, 0);
-        counts_.resize(slots);
+        if constexpr (kCounted) counts_.resize(slots);
     }
     mask_ = slots - 1;
 }
 
-void ShingleCounts::throw_too_many() const {
+template <bool kCounted>
+void ShingleTable<kCounted>::throw_too_many() const {
     throw TooManyShingles("the document has more than " + std::to_string(max_distinct_) +
                           " distinct shingles, the most that set and log weighting count in memory");
 }
 
-void ShingleCounts::grow() {
+template <bool kCounted>
+void ShingleTable<kCounted>::grow() {
     const size_t old_slots = mask_ + 1;
     std::vector<uint64_t> new_keys(old_slots * 2, 0);
-    std::vector<uint32_t> new_counts(old_slots * 2);
+    std::vector<uint32_t> new_counts(kCounted ? old_slots * 2 : 0);
     const size_t new_mask = old_slots * 2 - 1;
     for (size_t i = 0; i < old_slots; ++i) {
         if (keys_[i] == 0) continue;
         size_t slot = keys_[i] & new_mask;
         while (new_keys[slot] != 0) slot = (slot + 1) & new_mask;
         new_keys[slot] = keys_[i];
-        new_counts[slot] = counts_[i];
+        if constexpr (kCounted) new_counts[slot] = counts_[i];
     }
     keys_.swap(new_keys);
     counts_.swap(new_counts);
@@ -99,7 +111,8 @@ namespace {
 void add_saturating(uint32_t *count, uint32_t n) { *count = n > UINT32_MAX - *count ? UINT32_MAX : *count + n; }
 }  // namespace
 
-void ShingleCounts::add_count(uint64_t feature_hash, uint32_t n) {
+template <bool kCounted>
+void ShingleTable<kCounted>::add_count(uint64_t feature_hash, uint32_t n) {
     if (n == 0) return;
     if (feature_hash == 0) {
         const bool is_new = zero_count_ == 0;
@@ -110,23 +123,27 @@ void ShingleCounts::add_count(uint64_t feature_hash, uint32_t n) {
     size_t slot = feature_hash & mask_;
     while (keys_[slot] != 0) {
         if (keys_[slot] == feature_hash) {
-            add_saturating(&counts_[slot], n);
+            if constexpr (kCounted) add_saturating(&counts_[slot], n);
             return;
         }
         slot = (slot + 1) & mask_;
     }
     keys_[slot] = feature_hash;
-    counts_[slot] = n;
+    if constexpr (kCounted) counts_[slot] = n;
     note_new_distinct();  // may grow the table: the slot is not used after it
 }
 
-std::vector<uint64_t> ShingleCounts::sorted_hashes() const {
+template <bool kCounted>
+std::vector<uint64_t> ShingleTable<kCounted>::sorted_hashes() const {
     std::vector<uint64_t> hashes;
     hashes.reserve(distinct_);
     for_each([&](uint64_t hash, uint32_t) { hashes.push_back(hash); });
     std::sort(hashes.begin(), hashes.end());
     return hashes;
 }
+
+template class ShingleTable<true>;
+template class ShingleTable<false>;
 
 double SetOverlap::jaccard() const {
     const size_t united = a + b - common;

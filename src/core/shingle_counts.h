@@ -2,9 +2,9 @@
 // set and log-count SimHash votes and exact Jaccard / containment need.
 //
 // An open-addressing table (linear probing, at most half full) of 64-bit feature hashes and 32-bit
-// counts, 24 bytes per distinct shingle at worst. The number of distinct shingles is capped so
-// that one document cannot take unbounded memory: past the cap, add() throws TooManyShingles.
-// Tables of up to kCachedSlots slots are handed back to a per-thread cache when they are
+// counts, 24 bytes per distinct shingle at worst (16 for a ShingleSet, which keeps no counts). The
+// number of distinct shingles is capped so that one document cannot take unbounded memory: past
+// the cap, add() throws TooManyShingles. Tables of up to kCachedSlots slots are handed back to a per-thread cache when they are
 // destroyed, so fingerprinting row after row neither allocates nor faults in fresh pages.
 #pragma once
 
@@ -26,15 +26,18 @@ public:
     using std::length_error::length_error;
 };
 
-class ShingleCounts {
+// kCounted = false keeps the keys only (ShingleSet): what set votes, document frequencies and
+// exact Jaccard need, and a table a third smaller that a lookup reads one cache line of, not two.
+template <bool kCounted>
+class ShingleTable {
 public:
     // expected_distinct sizes the table up front (it still grows past it).
-    explicit ShingleCounts(size_t expected_distinct = 0, size_t max_distinct = kMaxDistinctShingles);
-    ~ShingleCounts();
-    ShingleCounts(ShingleCounts &&other) noexcept;
-    ShingleCounts(const ShingleCounts &) = delete;
-    ShingleCounts &operator=(const ShingleCounts &) = delete;
-    ShingleCounts &operator=(ShingleCounts &&other) noexcept;  // swaps: other frees this one's table
+    explicit ShingleTable(size_t expected_distinct = 0, size_t max_distinct = kMaxDistinctShingles);
+    ~ShingleTable();
+    ShingleTable(ShingleTable &&other) noexcept;
+    ShingleTable(const ShingleTable &) = delete;
+    ShingleTable &operator=(const ShingleTable &) = delete;
+    ShingleTable &operator=(ShingleTable &&other) noexcept;  // swaps: other frees this one's table
 
     // Counts one occurrence; true when the hash had not been seen before.
     bool add(uint64_t feature_hash) {
@@ -48,13 +51,13 @@ public:
         uint64_t *const keys = keys_.data();
         while (keys[slot] != 0) {
             if (keys[slot] == feature_hash) {
-                counts_[slot] += counts_[slot] < UINT32_MAX;
+                if constexpr (kCounted) counts_[slot] += counts_[slot] < UINT32_MAX;
                 return false;
             }
             slot = (slot + 1) & mask_;
         }
         keys[slot] = feature_hash;
-        counts_[slot] = 1;
+        if constexpr (kCounted) counts_[slot] = 1;
         note_new_distinct();
         return true;
     }
@@ -69,12 +72,12 @@ public:
     size_t distinct() const { return distinct_; }
 
     // Calls f(feature_hash, count) for every distinct shingle, in an order fixed by the hashes
-    // and the order they were first added.
+    // and the order they were first added (a ShingleSet gives every count as 1).
     template <typename F>
     void for_each(F &&f) const {
-        if (zero_count_ > 0) f(uint64_t{0}, zero_count_);
+        if (zero_count_ > 0) f(uint64_t{0}, kCounted ? zero_count_ : uint32_t{1});
         for (size_t i = 0; i <= mask_; ++i)
-            if (keys_[i] != 0) f(keys_[i], counts_[i]);
+            if (keys_[i] != 0) f(keys_[i], kCounted ? counts_[i] : uint32_t{1});
     }
 
     // The distinct feature hashes in ascending order.
@@ -95,8 +98,11 @@ private:
     size_t mask_;  // slots in use - 1 (a power of two); keys_ may hold more, from the cache
     uint32_t zero_count_ = 0;
     std::vector<uint64_t> keys_;
-    std::vector<uint32_t> counts_;
+    std::vector<uint32_t> counts_;  // empty in a ShingleSet
 };
+
+using ShingleCounts = ShingleTable<true>;
+using ShingleSet = ShingleTable<false>;
 
 // Tables of at most this many slots (12 MB) are kept for the next document.
 constexpr size_t kCachedSlots = size_t{1} << 20;
@@ -109,10 +115,10 @@ size_t expected_distinct_shingles(size_t len, const ShingleOptions &options);
 // misses of a table larger than the CPU caches; on_new(hash) is called for each hash the table had
 // not seen (only the order of those calls within a batch can differ from the order of add()).
 // Call flush() after the last add().
-template <typename OnNew>
+template <typename Table, typename OnNew>
 class PrefetchingAdder {
 public:
-    PrefetchingAdder(ShingleCounts &counts, OnNew &on_new) : counts_(counts), on_new_(on_new) {}
+    PrefetchingAdder(Table &counts, OnNew &on_new) : counts_(counts), on_new_(on_new) {}
     void add(uint64_t hash) {
         batch_[pending_++] = hash;
         if (pending_ == kBatch) flush();
@@ -126,29 +132,44 @@ public:
 
 private:
     static constexpr int kBatch = 16;
-    ShingleCounts &counts_;
+    Table &counts_;
     OnNew &on_new_;
     uint64_t batch_[kBatch];
     int pending_ = 0;
 };
 
-// The distinct shingles of a text (see shingles.h) with their counts; on_new(hash) is called for
-// each distinct shingle the first time it is seen (through a PrefetchingAdder). With a poll,
-// throws Stopped when it asks to stop; throws TooManyShingles past kMaxDistinctShingles.
-template <typename OnNew>
-ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll,
-                             OnNew &&on_new) {
-    ShingleCounts counts(expected_distinct_shingles(len, options));
-    PrefetchingAdder<OnNew> adder(counts, on_new);
+namespace detail {
+template <typename Table, typename OnNew>
+Table shingle_table(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll,
+                    OnNew &&on_new) {
+    Table table(expected_distinct_shingles(len, options));
+    PrefetchingAdder<Table, OnNew> adder(table, on_new);
     for_each_shingle(
         text, len, options, [&](const char *data, size_t n) { adder.add(feature_hash(data, n)); }, poll);
     adder.flush();
-    return counts;
+    return table;
+}
+}  // namespace detail
+
+// Ignores the new-shingle notifications of the functions below when the caller needs none.
+struct IgnoreNewShingle {
+    void operator()(uint64_t) const {}
+};
+
+// The distinct shingles of a text (see shingles.h) with their counts; on_new(hash) is called for
+// each distinct shingle the first time it is seen (through a PrefetchingAdder). With a poll,
+// throws Stopped when it asks to stop; throws TooManyShingles past kMaxDistinctShingles.
+template <typename OnNew = IgnoreNewShingle>
+ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options,
+                             StopPoll *poll = nullptr, OnNew &&on_new = {}) {
+    return detail::shingle_table<ShingleCounts>(text, len, options, poll, on_new);
 }
 
-inline ShingleCounts count_shingles(const char *text, size_t len, const ShingleOptions &options,
-                                    StopPoll *poll = nullptr) {
-    return count_shingles(text, len, options, poll, [](uint64_t) {});
+// The same without the counts: the distinct shingles only, on_new as above.
+template <typename OnNew = IgnoreNewShingle>
+ShingleSet distinct_shingles(const char *text, size_t len, const ShingleOptions &options,
+                             StopPoll *poll = nullptr, OnNew &&on_new = {}) {
+    return detail::shingle_table<ShingleSet>(text, len, options, poll, on_new);
 }
 
 // Exact set similarity of two documents' shingles, from their ascending distinct hashes.

@@ -110,7 +110,7 @@ uint64_t simhash_text(const char *text, size_t len, const ShingleOptions &option
     if (weighting == ShingleWeighting::kSet) {
         // Each shingle votes when it is first seen: no walk over the table afterwards.
         SimhashVote vote;
-        count_shingles(text, len, options, poll, [&](uint64_t hash) { vote.add(hash); });
+        distinct_shingles(text, len, options, poll, [&](uint64_t hash) { vote.add(hash); });
         return vote.fingerprint();
     }
     const ShingleCounts counts = count_shingles(text, len, options, poll);

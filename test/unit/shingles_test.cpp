@@ -1,6 +1,7 @@
 // Tokenizer edge cases: exact shingles for the definition documented in src/core/shingles.h.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -271,4 +272,53 @@ TEST(Tokenizer, InvalidOptionsThrow) {
     } catch (const simhash::InvalidArgument &e) {
         EXPECT_NE(std::string(e.what()).find("words"), std::string::npos) << e.what();
     }
+}
+
+TEST(Tokenizer, WordBlockAgreesWithTheTablesOnEveryByte) {
+    const auto &ascii = simhash::detail::kAscii;
+    for (int b = 0; b < 256; ++b) {
+        const bool is_word = b < 0x80 && ascii.token_class[b] == simhash::kWord;
+        for (size_t at = 0; at < simhash::detail::kWordBlock; ++at) {
+            unsigned char block[simhash::detail::kWordBlock];
+            for (size_t i = 0; i < sizeof(block); ++i) block[i] = "aZ09zA"[i % 6];
+            block[at] = static_cast<unsigned char>(b);
+            char out[simhash::detail::kWordBlock];
+            const size_t n = simhash::detail::fold_ascii_word_block(block, out);
+            ASSERT_EQ(n, is_word ? simhash::detail::kWordBlock : at) << "byte " << b << " at " << at;
+            for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], ascii.folded[block[i]]) << "byte " << b << " at " << i;
+        }
+    }
+}
+
+TEST(Tokenizer, WordsOfEveryLengthAroundBlockAndChunkEdges) {
+    // Reference for ASCII text: tokens are the maximal runs of [0-9A-Za-z], lowercased.
+    auto reference = [](const std::string &text) {
+        V tokens;
+        std::string token;
+        for (char c : text) {
+            if (std::isalnum(static_cast<unsigned char>(c))) {
+                token += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            } else if (!token.empty()) {
+                tokens.push_back(token);
+                token.clear();
+            }
+        }
+        if (!token.empty()) tokens.push_back(token);
+        return tokens;
+    };
+    uint64_t state = 12345;
+    auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+    const char alphabet[] = "abcXYZ0189";
+    for (size_t total : {15u, 16u, 17u, 33u, 4095u, 4096u, 4097u, 9000u}) {
+        std::string text;
+        while (text.size() < total) {
+            const size_t length = next() % 3 == 0 ? next() % 40 : next() % 8 + 1;
+            for (size_t i = 0; i < length && text.size() < total; ++i) text += alphabet[next() % 10];
+            if (text.size() < total) text += " ,.-_/\n"[next() % 7];
+        }
+        EXPECT_EQ(words(text, 1), reference(text)) << "length " << total;
+    }
+    // One word longer than a 4096-byte stretch, ending exactly at the end of the text.
+    const std::string long_word(5000, 'Q');
+    EXPECT_EQ(words("x " + long_word, 1), (V{"x", std::string(5000, 'q')}));
 }
