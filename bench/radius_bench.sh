@@ -2,9 +2,10 @@
 # Every radius, uniform and skewed fingerprints: for each ROWS (default 1000000) and each data set
 # (DATA, default "uniform skewed"; skewed = the 12 low bits constant; text = SimHash fingerprints
 # of documents made of lines of real text, see bench_data.sql), the median execution time
-# (EXPLAIN ANALYZE) of a k-radius count as the planner runs it and as a sequential scan, k = 0..MAX_RADIUS (default 24),
-# with the planner's choice and the ratio. QUERIES (default 20) per radius, SEQ_QUERIES (default 3)
-# for the sequential scan. Numbers, not a test.
+# (EXPLAIN ANALYZE) of a k-radius count as the planner runs it and as a sequential scan,
+# k = 0..MAX_RADIUS (default 24), with the planner's choice and the ratio, after one untimed pass
+# of 200 k = 7 queries. QUERIES (default 20) per radius, SEQ_QUERIES (default 3) for the
+# sequential scan. Numbers, not a test.
 #
 # Usage: bench/radius_bench.sh [ROWS ...]   (PGHOST, PGPORT, PGUSER, PGDATABASE; the database needs
 # CREATE EXTENSION simhash, and pg_prewarm if the tables should be prewarmed)

@@ -5,12 +5,13 @@
 // holds back from recycling. On a hot standby the metapage stays share-locked while the scan reads
 // (see simhash_am.h).
 //
-// With radius r and m tables, the per-block radius is rb = floor(r / m): a fingerprint within r
-// bits of the query has some block within rb bits (pigeonhole). In every run, table t is probed
-// with every block value within rb bits of the query's block t; in tables 1..m-1 the 32 stored
-// bits must be within r of the query's before the entry is fetched from table 0; a candidate is
-// verified on the full 64 bits and accepted only from the first table whose block is within rb,
-// so each row comes back once. Where the probes would cost more than reading the run's table 0,
+// With radius r = m q + a (m tables, 0 <= a < m), a fingerprint within r bits of the query has one
+// of its first a + 1 blocks within q bits or one of the others within q - 1 (the refined
+// pigeonhole, see core/blocks.h): rb[t]. In every run, table t is probed with every block value
+// within rb[t] bits of the query's block t (not at all where rb[t] < 0); in tables 1..m-1 the 32
+// stored bits must be within r of the query's before the entry is fetched from table 0; a
+// candidate is verified on the full 64 bits and accepted only from the first table t whose block
+// is within rb[t], so each row comes back once. Where the probes would cost more than reading the run's table 0,
 // the scan reads that table in full. Tombstones (dead entries VACUUM marked) are skipped.
 //
 // An ordered scan (ORDER BY fp <~> q, exact k-nearest neighbours as multi-index hashing finds
@@ -72,7 +73,7 @@ struct ProbeQuery {
     uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_ref_key of the probing center
     int primary;                      // the key whose ball the probes cover (the smallest)
     int r;                            // probing radius
-    int rb;                           // per-block radius
+    int rb[SIMHASH_MAX_TABLES];       // per-block radius of each table; -1: not probed
     SimhashCachedRun cached_run;      // the run being probed and its directories (backend cache)
     Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
     BlockNumber map_blkno;
@@ -247,7 +248,7 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidat
     ItemPointerData tid = candidate.tid;
     if (simhash_tid_is_dead(&tid)) return;
     for (int u = 0; u < t; ++u)  // found by an earlier table: returned there
-        if (simhash::popcount64(simhash_block(fp, &q->g, u) ^ q->qblock[u]) <= q->rb) return;
+        if (simhash::popcount64(simhash_block(fp, &q->g, u) ^ q->qblock[u]) <= q->rb[u]) return;
     emit(q, &tid, fp);
 }
 // `budget`: how many of the 32 stored bits below the prefix may differ from the query's, the
@@ -362,17 +363,20 @@ struct PendingProbe {
     Buffer pinned;
 };
 
-void probe_tables(Relation index, ProbeQuery *q, Size total_probes) {
+void probe_tables(Relation index, ProbeQuery *q) {
     // Every (table, block value) pair to probe, tables in order, values ascending within a table.
     struct Wanted {
         int table;
         uint32 value;
     };
-    Wanted *wanted = static_cast<Wanted *>(palloc(Max(total_probes, Size{1}) * sizeof(Wanted)));
+    double total_probes = 1;
+    for (int t = 0; t < q->g.ntables; ++t) total_probes += simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
+    Wanted *wanted = static_cast<Wanted *>(palloc(static_cast<Size>(total_probes) * sizeof(Wanted)));
     Size n = 0;
     for (int t = 0; t < q->g.ntables; ++t) {
+        if (q->rb[t] < 0) continue;
         const Size first = n;
-        simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb, q->g.len[t]),
+        simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb[t], q->g.len[t]),
                                        [&](uint32 value) { wanted[n++] = Wanted{t, value}; });
         std::sort(wanted + first, wanted + n, [](const Wanted &a, const Wanted &b) { return a.value < b.value; });
     }
@@ -488,13 +492,13 @@ void search(Relation index, ProbeQuery *q) {
         }
         simhash_geometry(run->ntables, run->dirbits, &q->g);
         q->g.permuter = cached.permuter;
-        q->rb = q->r / run->ntables;
+        for (int t = 0; t < run->ntables; ++t) q->rb[t] = simhash::block_probe_radius(q->r, run->ntables, t);
         q->cached_run = cached;
         for (int t = 0; t < run->ntables; ++t) {
             q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
             q->qkey[t] = simhash_ref_key(q->center[primary], &q->g, t);
         }
-        probe_tables(index, q, static_cast<Size>(estimate.probes));
+        probe_tables(index, q);
     }
     for (int c = 0; c < ncopies; ++c) search_copy(q, copies[c]);
     pfree(copies);

@@ -375,8 +375,8 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         const double n = static_cast<double>(meta->nentries);
         SimhashGeometry g;
         simhash_geometry(meta->ntables, meta->dirbits, &g);
-        const int rb = Min(radius, 64) / meta->ntables;
         for (int t = 0; t < meta->ntables; ++t) {
+            const int rb = simhash::block_probe_radius(Min(radius, 64), meta->ntables, t);
             const double count = simhash::hamming_ball_size(g.len[t], rb);
             // Entries sharing one block value: fewer distinct values than 2^len where bits are skewed.
             const int value_bits = meta->block_bits[t] > 0 ? Min(static_cast<int>(meta->block_bits[t]), g.len[t]) : g.len[t];

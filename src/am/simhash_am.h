@@ -30,11 +30,12 @@
 // With the default 4 tables an indexed row costs 14 + 3 * 8 = 38 bytes plus page overhead.
 // Runs merge by size tiers (core/run_tiers.h): each entry is rewritten O(log(N / pending)) times
 // and no operation rewrites the whole index. A scan of radius r probes, in every run and table t,
-// every block value within floor(r / m) bits of the query's block; in tables 1..m-1 the 32 stored
+// every block value within simhash::block_probe_radius(r, m, t) bits of the query's block (floor(r /
+// m) or one less, by the refined pigeonhole of multi-index hashing); in tables 1..m-1 the 32 stored
 // bits filter the candidates before the full fingerprint is fetched from table 0 (at radius 3, one
 // candidate in ~800,000 passes by chance with 32 bits beyond a 16-bit block); the full 64-bit
-// distance decides, and an entry is accepted only from the first table whose block is within
-// floor(r / m) bits: each heap row is in one run and is returned once.
+// distance decides, and an entry is accepted only from the first table whose block is within that
+// table's probing radius: each heap row is in one run and is returned once.
 //
 // Concurrency: aminsert holds the metapage exclusively while it appends; a scan copies the
 // metapage's lists under a share lock and releases it, then reads runs and pending pages under
@@ -419,7 +420,7 @@ void simhash_collect_run_pages(Relation index, BlockNumber header, void (*visit)
 void simhash_visit_retired(Relation index, const SimhashRetired *retired, void (*visit)(BlockNumber, void *), void *arg);
 
 // The expected work of one scan of `radius` over one run, by both strategies: probing every block
-// value within floor(radius / m) bits in each table, or reading table 0 in full. The scan runs the
+// value within simhash::block_probe_radius bits in each table, or reading table 0 in full. The scan runs the
 // cheaper one and the planner is given the cost of that one, so the two never disagree and the
 // cost never falls as the radius grows (both strategies' costs grow with it).
 struct SimhashScanEstimate {

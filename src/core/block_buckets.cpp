@@ -39,7 +39,7 @@ struct Probe {
     const uint64_t *fingerprints;
     uint64_t query;
     int radius;
-    int block_radius;
+    int block_radius[kBucketBlocks];  // block_probe_radius of each table; -1: not probed
     uint32_t query_block[kBucketBlocks];
     BucketVisit visit;
     void *context;
@@ -47,10 +47,10 @@ struct Probe {
 };
 
 // Reports entry e, within the radius and found through table t (`key`: its bits in the buckets'
-// order), unless an earlier table's block is within the block radius: each comes back once.
+// order), unless an earlier table's block is within that table's block radius: each comes back once.
 void report_once(Probe *p, int t, uint32_t e, uint64_t key) {
     for (int u = 0; u < t; ++u)
-        if (popcount64(block_of_key(key, u) ^ p->query_block[u]) <= p->block_radius) return;
+        if (popcount64(block_of_key(key, u) ^ p->query_block[u]) <= p->block_radius[u]) return;
     p->visit(e, p->context);
     p->visited++;
 }
@@ -103,7 +103,7 @@ void walk_frozen(Probe *p, uint64_t query_key, int t, uint32_t value) {
 void block_buckets_prefetch(const BlockBuckets *b, uint64_t query, int radius) {
     if (b->n == 0 || radius < 0 || radius / kBucketBlocks > 0) return;
     const uint64_t key = key_of(b, query);
-    for (int t = 0; t < kBucketBlocks; ++t) {
+    for (int t = 0; t < kBucketBlocks && block_probe_radius(radius, kBucketBlocks, t) >= 0; ++t) {
         const uint32_t block = block_of_key(key, t);
         if (b->frozen)
             __builtin_prefetch(b->offsets + static_cast<size_t>(t) * ((size_t{1} << b->bucket_bits) + 1) +
@@ -190,12 +190,16 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
                             BucketVisit visit, void *context) {
     if (radius < 0 || b->n == 0) return 0;
     if (radius > 64) radius = 64;
-    const int block_radius = radius / kBucketBlocks;
+    Probe p{b, fingerprints, query, radius, {}, {}, visit, context, 0};
     // A probe costs a bucket lookup plus its chain (n / buckets entries on average); a scan one
     // POPCNT per entry.
+    double probes = 0;
+    for (int t = 0; t < kBucketBlocks; ++t) {
+        p.block_radius[t] = block_probe_radius(radius, kBucketBlocks, t);
+        probes += hamming_ball_size(kBucketBlockBits, p.block_radius[t]);
+    }
     const double chain = 1.0 + static_cast<double>(b->n) / static_cast<double>(size_t{1} << b->bucket_bits);
-    const double probe_cost = 2.0 * kBucketBlocks * hamming_ball_size(kBucketBlockBits, block_radius) * chain;
-    if (block_radius >= kBucketBlockBits || probe_cost >= static_cast<double>(b->n)) {
+    if (p.block_radius[0] >= kBucketBlockBits || 2.0 * probes * chain >= static_cast<double>(b->n)) {
         size_t visited = 0;
         uint32_t hits[1024];
         for (size_t start = 0; start < b->n; start += 1024) {
@@ -206,25 +210,25 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
         }
         return visited;
     }
-    Probe p{b, fingerprints, query, radius, block_radius, {}, visit, context, 0};
     const uint64_t query_key = key_of(b, query);
     for (int t = 0; t < kBucketBlocks; ++t) p.query_block[t] = block_of_key(query_key, t);
-    if (b->frozen && block_radius == 0) {
+    if (b->frozen && p.block_radius[0] == 0) {
         // One probe per table: the four key ranges are requested together (their directory lines
         // were, by block_buckets_prefetch or here), each a cache miss otherwise taken in turn.
         block_buckets_prefetch(b, query, radius);
         const int low_bits = kBucketBlockBits - b->bucket_bits;
         const size_t slots = (size_t{1} << b->bucket_bits) + 1;
-        for (int t = 0; t < kBucketBlocks; ++t)
+        for (int t = 0; t < kBucketBlocks && p.block_radius[t] == 0; ++t)
             __builtin_prefetch(b->keys + static_cast<size_t>(t) * b->n +
                                b->offsets[static_cast<size_t>(t) * slots + (p.query_block[t] >> low_bits)]);
     }
-    for (int t = 0; t < kBucketBlocks; ++t) {
+    for (int t = 0; t < kBucketBlocks && p.block_radius[t] >= 0; ++t) {
         if (b->frozen)
-            for_each_value_within(p.query_block[t], kBucketBlockBits, block_radius,
+            for_each_value_within(p.query_block[t], kBucketBlockBits, p.block_radius[t],
                                   [&](uint32_t value) { walk_frozen(&p, query_key, t, value); });
         else
-            for_each_value_within(p.query_block[t], kBucketBlockBits, block_radius, [&](uint32_t value) { walk(&p, t, value); });
+            for_each_value_within(p.query_block[t], kBucketBlockBits, p.block_radius[t],
+                                  [&](uint32_t value) { walk(&p, t, value); });
     }
     return p.visited;
 }

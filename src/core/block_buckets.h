@@ -3,8 +3,8 @@
 // per entry and query; with these buckets a query at a small radius touches a few dozen entries.
 //
 // The 64 bits are cut into four 16-bit blocks (the pigeonhole split of the sorted runs' default
-// geometry): a fingerprint within r bits of the query has some block within floor(r / 4) bits of
-// the query's block. Per block, a bucket array of chain heads and one `next` link per entry; a
+// geometry): a fingerprint within r bits of the query has some block within block_probe_radius(r,
+// 4, block) bits of the query's block (blocks.h). Per block, a bucket array of chain heads and one `next` link per entry; a
 // block value's bucket is a multiplicative hash of it, so constant or skewed bits do not pile every
 // entry into one chain unless the whole block is constant. Entries are only ever appended (the
 // pending list grows by appends; anything else rebuilds it from scratch). For a copy of a sorted

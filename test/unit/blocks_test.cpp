@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <random>
+
+#include "core/hamming.h"
 
 namespace {
 
@@ -39,6 +42,58 @@ TEST(Blocks, ValuesAreTheBitsOfEachBlock) {
     EXPECT_EQ(simhash::block_value(key, three, 2), key & ((uint64_t{1} << 21) - 1));
     const simhash::BlockLayout one = simhash::block_layout(1);
     EXPECT_EQ(simhash::block_value(key, one, 0), key);
+}
+
+// The cheapest way for two fingerprints to escape every probe is to differ in block_probe_radius + 1
+// bits of every block (impossible in a block narrower than that): that must take more bits than
+// the radius allows, for every block count and radius.
+TEST(Blocks, RefinedPigeonholeLeavesNoEscape) {
+    for (int count = 1; count <= 64; ++count) {
+        const simhash::BlockLayout layout = simhash::block_layout(count);
+        for (int radius = 0; radius <= 64; ++radius) {
+            int escape = 0;
+            bool possible = true;
+            for (int i = 0; i < count; ++i) {
+                const int rb = simhash::block_probe_radius(radius, count, i);
+                EXPECT_GE(rb, radius / count - 1);
+                EXPECT_LE(rb, radius / count);
+                if (rb + 1 > layout.width[i]) possible = false;
+                escape += rb + 1;
+            }
+            EXPECT_TRUE(!possible || escape > radius) << count << " blocks, radius " << radius;
+            EXPECT_EQ(escape, radius + 1) << "no block probes further than it must";
+        }
+    }
+}
+
+TEST(Blocks, RandomPairsWithinTheRadiusMeetInSomeProbedBlock) {
+    std::mt19937_64 rng(42);
+    for (int trial = 0; trial < 20000; ++trial) {
+        const int count = 2 + static_cast<int>(rng() % 7);
+        const int radius = static_cast<int>(rng() % 25);
+        const simhash::BlockLayout layout = simhash::block_layout(count);
+        const uint64_t a = rng();
+        uint64_t b = a;
+        for (int flips = 0; simhash::hamming_distance(a, b) < radius && flips < 200; ++flips) b ^= uint64_t{1} << (rng() % 64);
+        bool met = false;
+        for (int i = 0; i < count; ++i)
+            met |= simhash::popcount64(simhash::block_value(a ^ b, layout, i)) <= simhash::block_probe_radius(radius, count, i);
+        EXPECT_TRUE(met) << count << " blocks, radius " << radius;
+    }
+}
+
+TEST(Blocks, RefinedRadiiProbeFewerValues) {
+    auto probes = [](int radius) {
+        double total = 0;
+        for (int i = 0; i < 4; ++i) total += simhash::hamming_ball_size(16, simhash::block_probe_radius(radius, 4, i));
+        return total;
+    };
+    EXPECT_EQ(probes(0), 1);      // one exact block of four
+    EXPECT_EQ(probes(2), 3);      // three exact blocks
+    EXPECT_EQ(probes(3), 4);
+    EXPECT_EQ(probes(4), 17 + 3);
+    EXPECT_EQ(probes(7), 4 * 17);
+    EXPECT_EQ(probes(12), 697 + 3 * 137);
 }
 
 }  // namespace
