@@ -13,6 +13,16 @@ double bit_entropy(uint64_t ones, uint64_t n) {
     return -(p * std::log2(p) + (1 - p) * std::log2(1 - p));
 }
 
+// The collision entropy (Renyi order 2) of one bit: -log2 of the chance that two fingerprints
+// drawn from the data agree on it. A query drawn from the data lands in a block value shared by
+// n * 2^-sum of these entries on average, more than the Shannon entropy says where bits are
+// biased (p = 0.32: 0.82 bits instead of 0.90), which is what a probe reads.
+double bit_collision_entropy(uint64_t ones, uint64_t n) {
+    if (n == 0 || ones == 0 || ones == n) return 0.0;
+    const double p = static_cast<double>(ones) / static_cast<double>(n);
+    return -std::log2(p * p + (1 - p) * (1 - p));
+}
+
 // table[b][v]: the image of byte value v at byte b under `move` (bit i goes to bit move[i]).
 void fill_table(const uint8_t (&move)[64], uint64_t (&table)[8][256]) {
     for (int b = 0; b < 8; ++b)
@@ -100,7 +110,8 @@ void block_entropy_bits(const BitCounts &counts, const BitPermutation &p, const 
     int position = 64;
     for (int t = 0; t < nblocks; ++t) {
         double sum = 0;
-        for (int j = position - block_lengths[t]; j < position; ++j) sum += bit_entropy(counts.ones[p.source[j]], counts.n);
+        for (int j = position - block_lengths[t]; j < position; ++j)
+            sum += bit_collision_entropy(counts.ones[p.source[j]], counts.n);
         bits[t] = counts.n == 0 ? block_lengths[t] : std::min(sum, static_cast<double>(block_lengths[t]));
         position -= block_lengths[t];
     }

@@ -38,8 +38,10 @@ void bit_counts_add(BitCounts *counts, uint64_t fingerprint);
 bool choose_bit_permutation(const BitCounts &counts, const int *block_lengths, int nblocks, BitPermutation *out,
                             double min_block_entropy = 0.9);
 
-// Bits of entropy (from `counts`) in each block of the key layout `p` (blocks as above), at most
-// the block's length: about log2 of the distinct values the block takes.
+// Bits of collision entropy (from `counts`, bits taken as independent) in each block of the key
+// layout `p` (blocks as above), at most the block's length: log2 of n over the entries a query
+// drawn from the data finds sharing its block value (the block's length for uniform bits, 0 for
+// constant ones).
 void block_entropy_bits(const BitCounts &counts, const BitPermutation &p, const int *block_lengths, int nblocks,
                         double *bits);
 

@@ -76,6 +76,20 @@ TEST(BitPermutation, BlockEntropyCountsTheVaryingBits) {
     for (double b : bits) EXPECT_NEAR(b, 13.0, 0.01);
 }
 
+// Biased bits (each one with probability 0.32, as SimHash bits of real text can be): a query from
+// the data shares its block value with n * 2^-13.2 entries of a 16-bit block, not n * 2^-14.5.
+TEST(BitPermutation, BlockEntropyIsTheCollisionEntropyOfBiasedBits) {
+    simhash::BitCounts counts;
+    counts.n = 100000;
+    for (uint64_t &ones : counts.ones) ones = 32000;
+    simhash::BitPermutation identity;
+    simhash::identity_permutation(&identity);
+    double bits[4];
+    simhash::block_entropy_bits(counts, identity, kBlocks, 4, bits);
+    for (double b : bits) EXPECT_NEAR(b, -16 * std::log2(0.32 * 0.32 + 0.68 * 0.68), 1e-9);
+    EXPECT_NEAR(bits[0], 13.19, 0.01);
+}
+
 TEST(BitPermutation, RoundTripAndDistancePreserved) {
     simhash::BitPermutation p;
     std::mt19937_64 rng(7);
