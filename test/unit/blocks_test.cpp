@@ -17,7 +17,9 @@ TEST(Blocks, LayoutCoversEveryBitOnceTopFirst) {
         for (int i = 0; i < count; ++i) {
             EXPECT_GE(layout.width[i], 64 / count);
             EXPECT_LE(layout.width[i], 64 / count + 1);
-            if (i > 0) EXPECT_LE(layout.width[i], layout.width[i - 1]);  // the longer blocks first
+            if (i > 0) {
+                EXPECT_LE(layout.width[i], layout.width[i - 1]);  // the longer blocks first
+            }
             EXPECT_EQ(layout.shift[i], total);
             // the bits of block i, from its value of an all-ones key placed back
             const uint64_t bits = layout.width[i] >= 64 ? ~uint64_t{0}
