@@ -15,20 +15,22 @@ base=${BASE:-10000000}
 insert_rows=${INSERT_ROWS:-1000000}
 measure=(-v radius="${RADIUS:-3}" -v rounds="${ROUNDS:-10}" -v queries="${QUERIES:-1000}" -f "$here/ingest_query_median.sql")
 
+# Prints the index's runs and pending entries under a label, prewarms it, and measures.
+describe_and_measure() {
+    "${psql[@]}" -At -c "SELECT '$1: ' || runs || ' run(s) (' ||
+                                (SELECT string_agg(entries::text, ' + ' ORDER BY run) FROM simhash_index_runs('ingest_sh')) ||
+                                '), ' || pending_entries || ' pending entries; prewarmed ' || pg_prewarm('ingest_sh') || ' pages'
+                         FROM simhash_index_info('ingest_sh')"
+    "${psql[@]}" -At -F ': ' -v label="$1" "${measure[@]}"
+}
+
 "${psql[@]}" -v base="$base" -v kind=simhash -f "$here/ingest_setup.sql"
-"${psql[@]}" -At -c "SELECT 'fresh build: ' || runs || ' run(s), ' || pending_entries || ' pending entries; prewarmed ' ||
-                            pg_prewarm('ingest_sh') || ' pages' FROM simhash_index_info('ingest_sh')"
-"${psql[@]}" -At -F ': ' -v label="fresh build" "${measure[@]}"
-"${psql[@]}" -v base="$base" -v insert_rows="$insert_rows" -v batch_rows=5000 -c "INSERT INTO ingest_done VALUES (true)" \
-    -f "$here/ingest_load.sql" >/dev/null
+describe_and_measure "fresh build"
+"${psql[@]}" -v base="$base" -v insert_rows="$insert_rows" -v batch_rows=5000 -f "$here/ingest_load.sql" >/dev/null
 # Fill the pending list up to 100 entries below its limit: the default pending_limit (256 kB) is
 # 32 pages of 582 entries.
 "${psql[@]}" -At -c "INSERT INTO ingest_docs SELECT g, hashint8extended(g, 11)
     FROM generate_series($base + $insert_rows + 1, $base + $insert_rows +
          (SELECT greatest(0, 32 * 582 - 100 - pending_entries) FROM simhash_index_info('ingest_sh'))) g"
-"${psql[@]}" -At -c "SELECT 'after ingest: ' || runs || ' runs (' ||
-                            (SELECT string_agg(entries::text, ' + ' ORDER BY run) FROM simhash_index_runs('ingest_sh')) ||
-                            '), ' || pending_entries || ' pending entries; prewarmed ' || pg_prewarm('ingest_sh') || ' pages'
-                     FROM simhash_index_info('ingest_sh')"
-"${psql[@]}" -At -F ': ' -v label="after ingest" "${measure[@]}"
+describe_and_measure "after ingest"
 "${psql[@]}" -c "DROP TABLE IF EXISTS ingest_docs, ingest_query_ms, ingest_done"
