@@ -347,22 +347,17 @@ Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags
 
 namespace {
 
-// Costs measured on this project's 2-core machine with the index in shared buffers (1M, 10M and
-// 100M uniform fingerprints, 4 tables, radii 7..16, both strategies forced through
-// simhash.max_probes, medians fitted to the probe, candidate and fetch counts below): reading
-// table 0 costs 0.7-0.9 us a page; a probe ~0.5 us plus ~5-7 ns per candidate (32-bit keys
-// compared with SIMD over contiguous refs); a fetch of an entry from table 0 through the map
-// ~0.15 us while table 0 fits in the CPU caches (14 MB at 1M rows), 0.45-0.85 us at 140 MB (10M)
-// and 1.0-1.4 us at 1.4 GB (100M): about 0.6 us more per tenfold size. With these the switch to
-// reading table 0 falls on the measured crossover at every size, radius 14 (at 100M rows 239 ms
-// probing against 154 ms reading, at 13 88 ms against 151 ms; at 10M 14-18 ms against 12 ms).
-constexpr double kFullScanPageUs = 0.75;
-constexpr double kProbeUs = 0.5;
-constexpr double kCandidateUs = 0.006;
-constexpr double kFetchUsSmall = 0.15;
-constexpr double kFetchSmallBytes = 16.0 * 1024 * 1024;
-constexpr double kFetchUsPerTenfold = 0.6;
+// Costs measured on this project's 2-core machine with the index in shared buffers (1M and 10M
+// uniform fingerprints, radii 3..20, both strategies forced through simhash.max_probes): reading
+// table 0 costs ~2 us a page (~4 ns an entry); a probe ~1 us plus ~10 ns per candidate; a fetch of
+// an entry from table 0 through the map ~0.3 us while table 0 fits in the CPU caches and memory
+// close to them, rising to ~1.5 us at 160 MB of table 0 (10M rows).
+constexpr double kFullScanPageUs = 2.0;
+constexpr double kProbeUs = 1.0;
+constexpr double kCandidateUs = 0.01;
+constexpr double kFetchUsSmall = 0.3;
 constexpr double kFetchUsLarge = 1.5;
+constexpr double kFetchLargeBytes = 160.0 * 1024 * 1024;
 // Microseconds to planner cost, in multiples of cpu_operator_cost: a sequential scan with
 // hamming(fp, q) <= k spends ~150 ns a row for cpu_tuple_cost + cpu_operator_cost = 5
 // cpu_operator_cost by default, so one microsecond is ~33 cpu_operator_cost.
@@ -415,7 +410,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + map_pages * (1.0 - exp(-fetches / map_pages));
     }
     const double fetch_us =
-        Min(kFetchUsLarge, kFetchUsSmall + kFetchUsPerTenfold * Max(0.0, log10(full_pages * BLCKSZ / kFetchSmallBytes)));
+        kFetchUsSmall + (kFetchUsLarge - kFetchUsSmall) * Min(1.0, full_pages * BLCKSZ / kFetchLargeBytes);
     const double probe_us = probes * kProbeUs + candidates * kCandidateUs + fetches * fetch_us;
     // Probes read some of the pages a full read would, at random; that never costs more I/O than
     // reading them all in order (small runs are read either way), so CPU decides there.
