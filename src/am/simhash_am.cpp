@@ -347,17 +347,22 @@ Page simhash_lock_page(Relation index, BlockNumber blkno, int mode, uint16 flags
 
 namespace {
 
-// Costs measured on this project's 2-core machine with the index in shared buffers (1M and 10M
-// uniform fingerprints, radii 3..20, both strategies forced through simhash.max_probes): reading
-// table 0 costs ~2 us a page (~4 ns an entry); a probe ~1 us plus ~10 ns per candidate; a fetch of
-// an entry from table 0 through the map ~0.3 us while table 0 fits in the CPU caches and memory
-// close to them, rising to ~1.5 us at 160 MB of table 0 (10M rows).
-constexpr double kFullScanPageUs = 2.0;
-constexpr double kProbeUs = 1.0;
-constexpr double kCandidateUs = 0.01;
-constexpr double kFetchUsSmall = 0.3;
+// Costs measured on this project's 2-core machine with the index in shared buffers (1M, 10M and
+// 100M uniform fingerprints, 4 tables, radii 7..16, both strategies forced through
+// simhash.max_probes, medians fitted to the probe, candidate and fetch counts below): reading
+// table 0 costs 0.7-0.9 us a page; a probe ~0.5 us plus ~5-7 ns per candidate (32-bit keys
+// compared with SIMD over contiguous refs); a fetch of an entry from table 0 through the map
+// ~0.15 us while table 0 fits in the CPU caches (14 MB at 1M rows), 0.45-0.85 us at 140 MB (10M)
+// and 1.0-1.4 us at 1.4 GB (100M): about 0.6 us more per tenfold size. With these the switch to
+// reading table 0 falls on the measured crossover at every size, radius 14 (at 100M rows 239 ms
+// probing against 154 ms reading, at 13 88 ms against 151 ms; at 10M 14-18 ms against 12 ms).
+constexpr double kFullScanPageUs = 0.75;
+constexpr double kProbeUs = 0.5;
+constexpr double kCandidateUs = 0.006;
+constexpr double kFetchUsSmall = 0.15;
+constexpr double kFetchSmallBytes = 16.0 * 1024 * 1024;
+constexpr double kFetchUsPerTenfold = 0.6;
 constexpr double kFetchUsLarge = 1.5;
-constexpr double kFetchLargeBytes = 160.0 * 1024 * 1024;
 // Microseconds to planner cost, in multiples of cpu_operator_cost: a sequential scan with
 // hamming(fp, q) <= k spends ~150 ns a row for cpu_tuple_cost + cpu_operator_cost = 5
 // cpu_operator_cost by default, so one microsecond is ~33 cpu_operator_cost.
@@ -389,17 +394,24 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             const int rb = simhash::block_probe_radius(Min(radius, 64), meta->ntables, t);
             const double count = simhash::hamming_ball_size(g.len[t], rb);
             // Entries sharing one block value: fewer distinct values than 2^len where bits are skewed.
-            const double per_probe = n / ldexp(1.0, value_bits_of(t));
+            // Of the probed values, only those that differ in bits that vary hold entries (a value
+            // with a constant bit flipped is an empty range, which costs a directory lookup and no
+            // read): the ball over the block's value bits, not over its length. Without this, 10M
+            // fingerprints with 12 constant bits looked 1.5x costlier to probe at k = 10 than they
+            // are, and the scan read table 0 where probing took 8.3 ms against 12.0.
+            const int varying = value_bits_of(t);
+            const double per_probe = n / ldexp(1.0, varying);
             const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
+            const double filled = simhash::hamming_ball_size(varying, rb);
             probes += count;
-            candidates += count * per_probe;
-            probe_pages += count * (1.0 + per_probe / per_page);  // directories are cached per backend
+            candidates += filled * per_probe;
+            probe_pages += filled * (1.0 + per_probe / per_page);  // directories are cached per backend
             if (t > 0) {
                 // Refs fetch their entry from table 0 when their stored bits beyond the block differ
                 // from the query's in at most radius - d bits, d the probed value's distance.
                 const int rest = static_cast<int>(Min(32 - (g.len[t] - g.dirbits), 64 - g.len[t]) * varying_share + 0.5);
-                for (int d = 0; d <= Min(rb, g.len[t]); ++d) {
-                    const double values = simhash::hamming_ball_size(g.len[t], d) - simhash::hamming_ball_size(g.len[t], d - 1);
+                for (int d = 0; d <= Min(rb, varying); ++d) {
+                    const double values = simhash::hamming_ball_size(varying, d) - simhash::hamming_ball_size(varying, d - 1);
                     fetches += values * per_probe * simhash::hamming_ball_size(rest, radius - d) / ldexp(1.0, rest);
                 }
             }
@@ -410,7 +422,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + map_pages * (1.0 - exp(-fetches / map_pages));
     }
     const double fetch_us =
-        kFetchUsSmall + (kFetchUsLarge - kFetchUsSmall) * Min(1.0, full_pages * BLCKSZ / kFetchLargeBytes);
+        Min(kFetchUsLarge, kFetchUsSmall + kFetchUsPerTenfold * Max(0.0, log10(full_pages * BLCKSZ / kFetchSmallBytes)));
     const double probe_us = probes * kProbeUs + candidates * kCandidateUs + fetches * fetch_us;
     // Probes read some of the pages a full read would, at random; that never costs more I/O than
     // reading them all in order (small runs are read either way), so CPU decides there.
