@@ -6,7 +6,14 @@
 --            licence and copyright texts (/usr/share/common-licenses, /usr/share/doc/*/copyright;
 --            32,768 of them, repeated if there are fewer): real fingerprints of real prose, with
 --            the bit bias and correlations that real text has. Reading the files needs superuser.
--- A plain SQL function; `text` costs ~40 us a row (10M rows: several minutes).
+-- A plain SQL function; `text` costs ~40 us a row (10M rows: several minutes), so the text data
+-- set's table rows (seed 21) are kept in the unlogged table bench_text_fingerprints and computed
+-- only once: pg_temp.bench_table_rows(rows, data) gives rows g = 1..rows of a data set, adding
+-- the text rows still missing first (bench/text_fingerprints.sh fills it with parallel sessions).
+-- pg_temp.bench_flip(fp, b, data) flips the b-th bit (mod the number of bits that vary in data
+-- set `data`) of fp: queries and planted near-duplicates built with it stay on the data's
+-- manifold (a skewed query with a constant bit flipped would sit off every stored fingerprint and
+-- probe faster than any real query).
 SELECT :'data' = 'text' AS bench_text_data \gset
 \if :bench_text_data
 CREATE TEMP TABLE bench_lines (i int PRIMARY KEY, line text);
@@ -32,3 +39,25 @@ CREATE FUNCTION pg_temp.bench_fingerprint(g bigint, seed bigint, data text) RETU
                           FROM generate_series(0, 7) j
                           JOIN pg_temp.bench_lines b ON b.i = (hashint8extended(g * 8 + j, seed) & 32767))
         ELSE hashint8extended(g, seed) END $$;
+
+CREATE FUNCTION pg_temp.bench_flip(fp bigint, b bigint, data text) RETURNS bigint
+    LANGUAGE sql IMMUTABLE
+    AS $$ SELECT fp # (1::bigint << (CASE data WHEN 'skewed' THEN 12 + b % 52 ELSE b % 64 END)::int) $$;
+
+CREATE UNLOGGED TABLE IF NOT EXISTS bench_text_fingerprints (g bigint, fp bigint);
+SELECT :'data' = 'text' AND :rows > 0 AS bench_text_fill \gset
+\if :bench_text_fill
+INSERT INTO bench_text_fingerprints
+SELECT g, pg_temp.bench_fingerprint(g, 21, 'text')
+FROM generate_series((SELECT coalesce(max(g), 0) + 1 FROM bench_text_fingerprints), :rows) g;
+SELECT coalesce(count(*) = max(g), true) AS bench_text_complete FROM bench_text_fingerprints \gset
+\if :bench_text_complete
+\else
+DO $$ BEGIN RAISE EXCEPTION 'bench_text_fingerprints has gaps (an interrupted parallel fill): TRUNCATE it and run again'; END $$;
+\endif
+\endif
+CREATE FUNCTION pg_temp.bench_table_rows(n bigint, data text) RETURNS TABLE (g bigint, fp bigint)
+    LANGUAGE sql STABLE
+    AS $$ SELECT s, pg_temp.bench_fingerprint(s, 21, data) FROM generate_series(1, n) s WHERE data <> 'text'
+          UNION ALL
+          SELECT t.g, t.fp FROM bench_text_fingerprints t WHERE data = 'text' AND t.g <= n $$;

@@ -1,12 +1,13 @@
 -- bench/radius_bench.sh: one table of :rows fingerprints (:data = uniform, or skewed: the 12 low
 -- bits constant, as from a biased generator), a simhash index, and for every radius 0..:max_radius
 -- the median execution time (EXPLAIN ANALYZE, TIMING OFF) of `count(*) WHERE hamming(fp, q) <= k`
--- as the planner runs it and as a sequential scan, around stored fingerprints with 2 bits flipped.
+-- as the planner runs it and as a sequential scan, around stored fingerprints with 2 of their
+-- varying bits flipped.
 SET client_min_messages = warning;
 \ir bench_data.sql
 DROP TABLE IF EXISTS radius_docs, radius_ms;
 CREATE TABLE radius_docs (id bigint, fp bigint);
-INSERT INTO radius_docs SELECT g, pg_temp.bench_fingerprint(g, 21, :'data') FROM generate_series(1, :rows) g;
+INSERT INTO radius_docs SELECT g, fp FROM pg_temp.bench_table_rows(:rows, :'data');
 CREATE INDEX radius_docs_fp ON radius_docs USING simhash (fp);
 VACUUM ANALYZE radius_docs;
 SELECT pg_prewarm('radius_docs') IS NOT NULL AND pg_prewarm('radius_docs_fp') IS NOT NULL AS prewarmed
@@ -22,19 +23,19 @@ BEGIN
     END LOOP;
 END $$;
 
-CREATE OR REPLACE PROCEDURE pg_temp.radius_run(k int, how text, n int, max_rows bigint) LANGUAGE plpgsql AS $$
+CREATE OR REPLACE PROCEDURE pg_temp.radius_run(k int, how text, n int, max_rows bigint, data text) LANGUAGE plpgsql AS $$
 DECLARE q bigint; plan text; line text; result json;
 BEGIN
     IF how = 'seq scan' THEN
         SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL max_parallel_workers_per_gather = 0;
     END IF;
-    q := (SELECT fp FROM radius_docs WHERE id = 1) # 5;
+    q := pg_temp.bench_flip(pg_temp.bench_flip((SELECT fp FROM radius_docs WHERE id = 1), 0, data), 2, data);
     FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT count(*) FROM radius_docs WHERE hamming(fp, %s) <= %s', q, k) LOOP
         IF line ~ 'Index Scan' THEN plan := 'index scan'; ELSIF line ~ 'Bitmap' THEN plan := coalesce(plan, 'bitmap scan');
         ELSIF line ~ 'Seq Scan' THEN plan := coalesce(plan, 'seq scan'); END IF;
     END LOOP;
     FOR i IN 1 .. n LOOP
-        q := (SELECT fp FROM radius_docs WHERE id = 1 + (i * 7919) % max_rows) # (1::bigint << (i % 64)) # (1::bigint << ((i * 7) % 64));
+        q := pg_temp.bench_flip(pg_temp.bench_flip((SELECT fp FROM radius_docs WHERE id = 1 + (i * 7919) % max_rows), i, data), i * 7, data);
         -- Literal values, planned each time (a cached generic plan would neither see the radius
         -- nor the planner settings); the server's execution time, without planning.
         EXECUTE format('EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) SELECT count(*) FROM radius_docs WHERE hamming(fp, %s) <= %s',
@@ -43,8 +44,8 @@ BEGIN
     END LOOP;
 END $$;
 
-SELECT format('CALL pg_temp.radius_run(%s, %L, %s, %s); CALL pg_temp.radius_run(%s, %L, %s, %s);',
-              k, 'planner', :queries, :rows, k, 'seq scan', :seq_queries, :rows)
+SELECT format('CALL pg_temp.radius_run(%s, %L, %s, %s, %L); CALL pg_temp.radius_run(%s, %L, %s, %s, %L);',
+              k, 'planner', :queries, :rows, :'data', k, 'seq scan', :seq_queries, :rows, :'data')
 FROM generate_series(0, :max_radius) k \gexec
 
 SELECT :'data' AS data, :rows AS rows, p.k AS radius, p.plan AS planner_choice,

@@ -2,18 +2,24 @@
 -- bits constant), a simhash index, and the median execution time (EXPLAIN ANALYZE, TIMING OFF) of
 -- `ORDER BY fp <~> q LIMIT :k` as the planner runs it and as a sequential scan with a top-N sort,
 -- for planted queries (the center of one of 1,000 clusters of 20 near-duplicates, one bit
--- flipped) and random queries (the nearest rows are ~13-16 bits away at 1M-10M rows).
+-- flipped) and random queries (new fingerprints from the data's generator, whose nearest rows are
+-- ~12-16 bits away at 1M-10M rows).
 SET client_min_messages = warning;
 \ir bench_data.sql
 DROP TABLE IF EXISTS topk_docs, topk_ms;
 CREATE TABLE topk_docs (id bigint, fp bigint);
-INSERT INTO topk_docs SELECT g, pg_temp.bench_fingerprint(g, 21, :'data') FROM generate_series(1, :rows) g;
--- 1,000 planted clusters: 20 near-duplicates 1-6 bits from a center
+INSERT INTO topk_docs SELECT g, fp FROM pg_temp.bench_table_rows(:rows, :'data');
+-- 1,000 planted clusters: 20 near-duplicates 1-5 bits from a center, flipping bits that vary in
+-- the data set
 INSERT INTO topk_docs
-SELECT -(c * 100 + i), pg_temp.bench_fingerprint(c, 23, :'data')
-       # (1::bigint << ((c + i) % 64)) # (CASE WHEN i > 5 THEN 1::bigint << ((c + 3 * i) % 64) ELSE 0 END)
-       # (CASE WHEN i > 10 THEN 7::bigint << ((c + 5 * i) % 61) ELSE 0 END)
-FROM generate_series(1, 1000) c, generate_series(1, 20) i;
+SELECT -(c * 100 + i), member
+FROM generate_series(1, 1000) c, generate_series(1, 20) i,
+     LATERAL (SELECT pg_temp.bench_flip(pg_temp.bench_fingerprint(c, 23, :'data'), c + i, :'data') AS one_bit) b1,
+     LATERAL (SELECT CASE WHEN i > 5 THEN pg_temp.bench_flip(one_bit, c + 3 * i, :'data') ELSE one_bit END AS two_bits) b2,
+     LATERAL (SELECT CASE WHEN i > 10
+                          THEN pg_temp.bench_flip(pg_temp.bench_flip(pg_temp.bench_flip(two_bits, c + 5 * i, :'data'),
+                                                                     c + 5 * i + 1, :'data'), c + 5 * i + 2, :'data')
+                          ELSE two_bits END AS member) b3;
 CREATE INDEX topk_docs_fp ON topk_docs USING simhash (fp);
 VACUUM ANALYZE topk_docs;
 SELECT pg_prewarm('topk_docs') IS NOT NULL AND pg_prewarm('topk_docs_fp') IS NOT NULL AS prewarmed
@@ -28,9 +34,9 @@ BEGIN
     END IF;
     FOR i IN 1 .. n LOOP
         IF query = 'planted' THEN  -- a cluster's center with one bit flipped
-            q := pg_temp.bench_fingerprint(i, 23, data) # (1::bigint << ((i * 7) % 64));
-        ELSE
-            q := hashint8extended(i, 777);
+            q := pg_temp.bench_flip(pg_temp.bench_fingerprint(i, 23, data), i * 7, data);
+        ELSE  -- a new fingerprint from the data's generator
+            q := pg_temp.bench_fingerprint(i, 777, data);
         END IF;
         IF i = 1 THEN
             FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT id FROM topk_docs ORDER BY fp <~> %s LIMIT %s', q, k) LOOP
