@@ -71,7 +71,7 @@ FROM idf_docs i, idf_dict d WHERE i.body IS NOT NULL;
 SELECT idf::text::shingle_idf::text = idf::text AS text_round_trip FROM idf_dict;
 CREATE TABLE idf_copy (idf shingle_idf);
 DO $$
-DECLARE file text := '/tmp/simhash_idf_regress_' || pg_backend_pid() || '.bin';
+DECLARE file text := current_setting('data_directory') || '/simhash_idf_regress.bin';  -- overwritten by the next run
 BEGIN
     EXECUTE format('COPY idf_dict TO %L WITH (FORMAT binary)', file);
     EXECUTE format('COPY idf_copy FROM %L WITH (FORMAT binary)', file);
