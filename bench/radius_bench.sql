@@ -9,6 +9,7 @@ DROP TABLE IF EXISTS radius_docs, radius_ms;
 CREATE TABLE radius_docs (id bigint, fp bigint);
 INSERT INTO radius_docs SELECT g, fp FROM pg_temp.bench_table_rows(:rows, :'data');
 CREATE INDEX radius_docs_fp ON radius_docs USING simhash (fp);
+CREATE INDEX radius_docs_id ON radius_docs (id);  -- each query's center is looked up by id
 VACUUM ANALYZE radius_docs;
 SELECT pg_prewarm('radius_docs') IS NOT NULL AND pg_prewarm('radius_docs_fp') IS NOT NULL AS prewarmed
 WHERE EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_prewarm');
@@ -31,7 +32,8 @@ BEGIN
     END IF;
     q := pg_temp.bench_flip(pg_temp.bench_flip((SELECT fp FROM radius_docs WHERE id = 1), 0, data), 2, data);
     FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT count(*) FROM radius_docs WHERE hamming(fp, %s) <= %s', q, k) LOOP
-        IF line ~ 'Index Scan' THEN plan := 'index scan'; ELSIF line ~ 'Bitmap' THEN plan := coalesce(plan, 'bitmap scan');
+        -- A bitmap plan's lines include "Bitmap Index Scan": test for it first.
+        IF line ~ 'Bitmap' THEN plan := coalesce(plan, 'bitmap scan'); ELSIF line ~ 'Index Scan' THEN plan := coalesce(plan, 'index scan');
         ELSIF line ~ 'Seq Scan' THEN plan := coalesce(plan, 'seq scan'); END IF;
     END LOOP;
     FOR i IN 1 .. n LOOP
