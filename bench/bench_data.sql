@@ -9,11 +9,12 @@
 -- A plain SQL function; `text` costs ~40 us a row (10M rows: several minutes), so the text data
 -- set's table rows (seed 21) are kept in the unlogged table bench_text_fingerprints and computed
 -- only once: pg_temp.bench_table_rows(rows, data) gives rows g = 1..rows of a data set, adding
--- the text rows still missing first (bench/text_fingerprints.sh fills it with parallel sessions).
--- pg_temp.bench_flip(fp, b, data) flips the b-th bit (mod the number of bits that vary in data
--- set `data`) of fp: queries and planted near-duplicates built with it stay on the data's
--- manifold (a skewed query with a constant bit flipped would sit off every stored fingerprint and
--- probe faster than any real query).
+-- the text rows still missing first (pg_temp.bench_text_fill; bench/text_fingerprints.sh fills
+-- it with parallel sessions).
+-- pg_temp.bench_flip(data, fp, b...) flips the b-th bit (mod the number of bits that vary in data
+-- set `data`) of fp for each b (a bit given twice flips back): queries and planted
+-- near-duplicates built with it stay on the data's manifold (a skewed query with a constant bit
+-- flipped would sit off every stored fingerprint and probe faster than any real query).
 SELECT :'data' = 'text' AS bench_text_data \gset
 \if :bench_text_data
 CREATE TEMP TABLE bench_lines (i int PRIMARY KEY, line text);
@@ -40,16 +41,20 @@ CREATE FUNCTION pg_temp.bench_fingerprint(g bigint, seed bigint, data text) RETU
                           JOIN pg_temp.bench_lines b ON b.i = (hashint8extended(g * 8 + j, seed) & 32767))
         ELSE hashint8extended(g, seed) END $$;
 
-CREATE FUNCTION pg_temp.bench_flip(fp bigint, b bigint, data text) RETURNS bigint
+CREATE FUNCTION pg_temp.bench_flip(data text, fp bigint, VARIADIC bits bigint[]) RETURNS bigint
     LANGUAGE sql IMMUTABLE
-    AS $$ SELECT fp # (1::bigint << (CASE data WHEN 'skewed' THEN 12 + b % 52 ELSE b % 64 END)::int) $$;
+    AS $$ SELECT fp # coalesce((SELECT bit_xor(1::bigint << (CASE data WHEN 'skewed' THEN 12 + b % 52 ELSE b % 64 END)::int)
+                                FROM unnest(bits) b), 0) $$;
 
 CREATE UNLOGGED TABLE IF NOT EXISTS bench_text_fingerprints (g bigint, fp bigint);
+-- The text data set's rows first..last, added to bench_text_fingerprints.
+CREATE PROCEDURE pg_temp.bench_text_fill(first bigint, last bigint) LANGUAGE sql
+    AS $$ INSERT INTO bench_text_fingerprints
+          SELECT g, pg_temp.bench_fingerprint(g, 21, 'text') FROM generate_series(first, last) g $$;
 SELECT :'data' = 'text' AND :rows > 0 AS bench_text_fill \gset
 \if :bench_text_fill
-INSERT INTO bench_text_fingerprints
-SELECT g, pg_temp.bench_fingerprint(g, 21, 'text')
-FROM generate_series((SELECT coalesce(max(g), 0) + 1 FROM bench_text_fingerprints), :rows) g;
+SELECT coalesce(max(g), 0) + 1 AS bench_text_first FROM bench_text_fingerprints \gset
+CALL pg_temp.bench_text_fill(:bench_text_first, :rows);
 SELECT coalesce(count(*) = max(g), true) AS bench_text_complete FROM bench_text_fingerprints \gset
 \if :bench_text_complete
 \else

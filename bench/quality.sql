@@ -104,15 +104,15 @@ FROM (SELECT a.source, a.doc_id AS a, b.doc_id AS b, a.base_id = b.base_id AS de
       FROM docs a JOIN docs b ON a.source = b.source AND a.doc_id < b.doc_id) p;
 ANALYZE docs;
 ANALYZE pairs;
-CREATE TEMP TABLE truths AS SELECT source, count(*) FILTER (WHERE truth) AS t FROM pairs GROUP BY source;
-CREATE TEMP TABLE content_truths AS SELECT source, count(*) FILTER (WHERE content_truth) AS t FROM pairs GROUP BY source;
+CREATE TEMP TABLE truths AS
+SELECT source, count(*) FILTER (WHERE truth) AS t, count(*) FILTER (WHERE content_truth) AS content_t
+FROM pairs GROUP BY source;
 
 \echo '== Corpus'
 SELECT d.source, count(*) AS documents, round(avg(length(body))) AS avg_chars, t.t AS true_pairs,
        (SELECT count(*) FROM pairs p WHERE p.source = d.source) - t.t AS false_pairs,
-       ct.t AS true_by_content
-FROM docs d JOIN truths t USING (source) JOIN content_truths ct USING (source)
-GROUP BY d.source, t.t, ct.t ORDER BY d.source;
+       t.content_t AS true_by_content
+FROM docs d JOIN truths t USING (source) GROUP BY d.source, t.t, t.content_t ORDER BY d.source;
 
 -- SimHash configurations: every unit/size with each vote weighting, and IDF weights computed
 -- from the source's own documents (weight of a shingle in a document: (1 + ln tf) * ln(N / df),
@@ -169,44 +169,43 @@ GROUP BY 1, 2, 3, 4, 5;
 CREATE TEMP TABLE simhash_quality AS
 SELECT h.source, h.cfg, k,
        coalesce(sum(n) FILTER (WHERE truth AND bits <= k), 0) AS tp,
-       coalesce(sum(n) FILTER (WHERE NOT truth AND bits <= k), 0) AS fp
-FROM simhash_hist h, generate_series(0, 16) AS k GROUP BY 1, 2, 3;
-CREATE TEMP TABLE simhash_content_quality AS
-SELECT h.source, h.cfg, k,
-       coalesce(sum(n) FILTER (WHERE content_truth AND bits <= k), 0) AS tp,
-       coalesce(sum(n) FILTER (WHERE NOT content_truth AND bits <= k), 0) AS fp
+       coalesce(sum(n) FILTER (WHERE NOT truth AND bits <= k), 0) AS fp,
+       coalesce(sum(n) FILTER (WHERE content_truth AND bits <= k), 0) AS content_tp,
+       coalesce(sum(n) FILTER (WHERE NOT content_truth AND bits <= k), 0) AS content_fp
 FROM simhash_hist h, generate_series(0, 16) AS k GROUP BY 1, 2, 3;
 
 CREATE FUNCTION pg_temp.f1(tp numeric, fp numeric, t numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS
 $$ SELECT round(2 * tp / nullif(2 * tp + fp + (t - tp), 0), 3) $$;
 
 -- Best F1 per source over k = 0..16, and overall (all sources, one k) at the best k and the best
--- k <= 8, of every configuration, from a quality table and the true-pair counts of its rule.
-CREATE FUNCTION pg_temp.simhash_summary(quality regclass, true_pairs regclass)
+-- k <= 8, of every configuration, under the derived truth or the content rule.
+CREATE FUNCTION pg_temp.simhash_summary(by_content boolean)
 RETURNS TABLE (features text, faq_en numeric, faq_zh numeric, reference_zh numeric, copyright numeric,
-               overall numeric, at_k int, overall_k_le_8 numeric) LANGUAGE plpgsql AS $$
-BEGIN
-  RETURN QUERY EXECUTE format($q$
-    WITH overall AS (
-      SELECT q.cfg, q.k, pg_temp.f1(sum(q.tp), sum(q.fp), sum(t.t)) AS f
-      FROM %1$s q JOIN %2$s t USING (source) GROUP BY q.cfg, q.k)
+               overall numeric, at_k int, overall_k_le_8 numeric) LANGUAGE sql AS $$
+    WITH q AS (
+      SELECT q.source, q.cfg, q.k,
+             CASE WHEN by_content THEN q.content_tp ELSE q.tp END AS tp,
+             CASE WHEN by_content THEN q.content_fp ELSE q.fp END AS fp,
+             CASE WHEN by_content THEN t.content_t ELSE t.t END AS t
+      FROM simhash_quality q JOIN truths t USING (source)),
+    overall AS (SELECT cfg, k, pg_temp.f1(sum(tp), sum(fp), sum(t)) AS f FROM q GROUP BY cfg, k)
     SELECT c.name,
-           max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'faq-en'),
-           max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'faq-zh'),
-           max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'reference-zh'),
-           max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'copyright'),
+           max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'faq-en'),
+           max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'faq-zh'),
+           max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'reference-zh'),
+           max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'copyright'),
            (SELECT max(o.f) FROM overall o WHERE o.cfg = c.cfg),
            (SELECT o.k FROM overall o WHERE o.cfg = c.cfg ORDER BY o.f DESC, o.k LIMIT 1),
            (SELECT max(o.f) FROM overall o WHERE o.cfg = c.cfg AND o.k <= 8)
-    FROM %1$s q JOIN %2$s t USING (source) JOIN configs c USING (cfg)
-    GROUP BY c.cfg, c.name ORDER BY 6 DESC, 1 $q$, quality, true_pairs);
-END $$;
+    FROM q JOIN configs c USING (cfg)
+    GROUP BY c.cfg, c.name ORDER BY 6 DESC, 1
+$$;
 
 \echo '== SimHash: best F1 per source (k = 0..16), and overall at the best k and the best k <= 8'
-SELECT * FROM pg_temp.simhash_summary('simhash_quality', 'truths');
+SELECT * FROM pg_temp.simhash_summary(false);
 
 \echo '== The same under one rule for every source: a pair is true when its character 5-gram Jaccard is >= 0.8'
-SELECT * FROM pg_temp.simhash_summary('simhash_content_quality', 'content_truths');
+SELECT * FROM pg_temp.simhash_summary(true);
 
 \echo '== SimHash, the default (word 2, set) against 0.2.0''s default (word 3, count): overall precision / recall / F1 by k'
 SELECT k,

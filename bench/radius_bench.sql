@@ -30,14 +30,14 @@ BEGIN
     IF how = 'seq scan' THEN
         SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL max_parallel_workers_per_gather = 0;
     END IF;
-    q := pg_temp.bench_flip(pg_temp.bench_flip((SELECT fp FROM radius_docs WHERE id = 1), 0, data), 2, data);
+    q := pg_temp.bench_flip(data, (SELECT fp FROM radius_docs WHERE id = 1), 0, 2);
     FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT count(*) FROM radius_docs WHERE hamming(fp, %s) <= %s', q, k) LOOP
         -- A bitmap plan's lines include "Bitmap Index Scan": test for it first.
         IF line ~ 'Bitmap' THEN plan := coalesce(plan, 'bitmap scan'); ELSIF line ~ 'Index Scan' THEN plan := coalesce(plan, 'index scan');
         ELSIF line ~ 'Seq Scan' THEN plan := coalesce(plan, 'seq scan'); END IF;
     END LOOP;
     FOR i IN 1 .. n LOOP
-        q := pg_temp.bench_flip(pg_temp.bench_flip((SELECT fp FROM radius_docs WHERE id = 1 + (i * 7919) % max_rows), i, data), i * 7, data);
+        q := pg_temp.bench_flip(data, (SELECT fp FROM radius_docs WHERE id = 1 + (i * 7919) % max_rows), i, i * 7);
         -- Literal values, planned each time (a cached generic plan would neither see the radius
         -- nor the planner settings); the server's execution time, without planning.
         EXECUTE format('EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) SELECT count(*) FROM radius_docs WHERE hamming(fp, %s) <= %s',

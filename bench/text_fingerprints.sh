@@ -22,7 +22,7 @@ for ((job = 0; job < jobs; job++)); do
         echo "\\ir $here/bench_data.sql"
         for ((start = have + 1 + job * chunk; start <= rows; start += jobs * chunk)); do
             end=$((start + chunk - 1 < rows ? start + chunk - 1 : rows))
-            echo "INSERT INTO bench_text_fingerprints SELECT g, pg_temp.bench_fingerprint(g, 21, 'text') FROM generate_series($start, $end) g;"
+            echo "CALL pg_temp.bench_text_fill($start, $end);"
         done
     } | psql_run -f - &
 done

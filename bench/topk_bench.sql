@@ -12,14 +12,12 @@ INSERT INTO topk_docs SELECT g, fp FROM pg_temp.bench_table_rows(:rows, :'data')
 -- 1,000 planted clusters: 20 near-duplicates 1-5 bits from a center, flipping bits that vary in
 -- the data set
 INSERT INTO topk_docs
-SELECT -(c * 100 + i), member
-FROM generate_series(1, 1000) c, generate_series(1, 20) i,
-     LATERAL (SELECT pg_temp.bench_flip(pg_temp.bench_fingerprint(c, 23, :'data'), c + i, :'data') AS one_bit) b1,
-     LATERAL (SELECT CASE WHEN i > 5 THEN pg_temp.bench_flip(one_bit, c + 3 * i, :'data') ELSE one_bit END AS two_bits) b2,
-     LATERAL (SELECT CASE WHEN i > 10
-                          THEN pg_temp.bench_flip(pg_temp.bench_flip(pg_temp.bench_flip(two_bits, c + 5 * i, :'data'),
-                                                                     c + 5 * i + 1, :'data'), c + 5 * i + 2, :'data')
-                          ELSE two_bits END AS member) b3;
+SELECT -(c * 100 + i),
+       pg_temp.bench_flip(:'data', pg_temp.bench_fingerprint(c, 23, :'data'),
+                          VARIADIC ARRAY[c + i]::bigint[]
+                                   || CASE WHEN i > 5 THEN ARRAY[c + 3 * i]::bigint[] ELSE '{}' END
+                                   || CASE WHEN i > 10 THEN ARRAY[c + 5 * i, c + 5 * i + 1, c + 5 * i + 2]::bigint[] ELSE '{}' END)
+FROM generate_series(1, 1000) c, generate_series(1, 20) i;
 CREATE INDEX topk_docs_fp ON topk_docs USING simhash (fp);
 VACUUM ANALYZE topk_docs;
 SELECT pg_prewarm('topk_docs') IS NOT NULL AND pg_prewarm('topk_docs_fp') IS NOT NULL AS prewarmed
@@ -34,7 +32,7 @@ BEGIN
     END IF;
     FOR i IN 1 .. n LOOP
         IF query = 'planted' THEN  -- a cluster's center with one bit flipped
-            q := pg_temp.bench_flip(pg_temp.bench_fingerprint(i, 23, data), i * 7, data);
+            q := pg_temp.bench_flip(data, pg_temp.bench_fingerprint(i, 23, data), i * 7);
         ELSE  -- a new fingerprint from the data's generator
             q := pg_temp.bench_fingerprint(i, 777, data);
         END IF;

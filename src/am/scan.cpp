@@ -261,13 +261,9 @@ void fetch_and_consider(Relation index, ProbeQuery *q, int t, const uint32 *posi
             simhash_prefetch_buffer_header(index, blknos[i]);
         }
         for (Size i = 0; i < count; ++i) {
-            buffers[i] = simhash_read_buffer_hinted(index, blknos[i]);
-            const Page page = BufferGetPage(buffers[i]);
             const int offset = static_cast<int>(positions[first + i] % SIMHASH_ENTRIES_PER_PAGE);
-            __builtin_prefetch(page);
-            __builtin_prefetch(page + BLCKSZ - sizeof(SimhashPageOpaque));
-            __builtin_prefetch(SimhashPageGetFps(page) + offset);
-            __builtin_prefetch(simhash_page_tid(page, offset));
+            buffers[i] = read_ahead(index, blknos[i], offset * sizeof(int64), 1);
+            __builtin_prefetch(simhash_page_tid(BufferGetPage(buffers[i]), offset));
         }
         for (Size i = 0; i < count; ++i) {
             const uint32 pos = positions[first + i];
