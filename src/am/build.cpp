@@ -161,7 +161,9 @@ void sort_refs(const uint64 *in, uint64 *out, Size n, const SimhashGeometry *g, 
 // ---- Sorter ------------------------------------------------------------------------------------
 
 struct SimhashSorter {
-    int ntables;
+    int tables_option;
+    int ntables;  // 0 until the key order is chosen
+    double expected;
     double budget_bytes;
     Size n;
     SimhashEntryArray array;                   // in-memory mode
@@ -211,8 +213,10 @@ void sorter_put(SimhashSorter *s, int64 fp, const ItemPointerData *tid) {
     sorter_put_pair(s, s->sort0, unsigned_key(key), pack_tid(tid));
 }
 
-void sorter_choose_order(SimhashSorter *s) {
+// `entries`: how many the run will hold, as far as is known.
+void sorter_choose_order(SimhashSorter *s, double entries) {
     if (s->order_chosen) return;
+    s->ntables = simhash_run_tables(s->tables_option, entries);
     SimhashGeometry g;
     simhash_geometry(s->ntables, 1, &g);
     simhash::choose_bit_permutation(s->counts, g.len, s->ntables, &s->order);
@@ -229,7 +233,7 @@ void sorter_spill(SimhashSorter *s) {
     TupleDescInitEntry(s->desc, 1, "key", INT8OID, -1, 0);
     TupleDescInitEntry(s->desc, 2, "tid", INT8OID, -1, 0);
     s->slot = MakeSingleTupleTableSlot(s->desc, &TTSOpsMinimalTuple);
-    sorter_choose_order(s);
+    sorter_choose_order(s, Max(static_cast<double>(s->n), s->expected));
     // Half the budget; the refs' sorts get the other half while table 0 is written.
     s->sort0 = tuplesort_begin_heap(s->desc, 1, &sort_column, &sort_less, &sort_collation, &sort_nulls_first,
                                     sort_work_mem(s, 2), nullptr, TUPLESORT_NONE);
@@ -241,9 +245,10 @@ void sorter_spill(SimhashSorter *s) {
 
 }  // namespace
 
-SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected) {
+SimhashSorter *simhash_sorter_begin(int tables_option, int budget_kb, double expected) {
     SimhashSorter *s = static_cast<SimhashSorter *>(palloc0(sizeof(SimhashSorter)));
-    s->ntables = ntables;
+    s->tables_option = tables_option;
+    s->expected = expected;
     s->budget_bytes = budget_kb * 1024.0;
     const double capacity = expected * 1.05 + 1024;
     if (expected > 0 && capacity * kBytesPerEntry <= s->budget_bytes) {
@@ -390,9 +395,10 @@ void table_finish(TableWriter *tw, Size nprefixes) {
 }  // namespace
 
 void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, uint64 serial, SimhashRunSlot *slot) {
-    const int ntables = s->ntables;
     const Size n = s->n;
     Assert(n > 0);
+    sorter_choose_order(s, static_cast<double>(n));
+    const int ntables = s->ntables;
     SimhashRunData *meta = static_cast<SimhashRunData *>(palloc0(sizeof(SimhashRunData)));
     for (int t = 0; t < SIMHASH_MAX_TABLES; ++t) meta->tables[t].first = InvalidBlockNumber;
     meta->serial = serial;
@@ -405,7 +411,6 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
 
     SimhashGeometry g;
     simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &g);
-    sorter_choose_order(s);
     g.permuter = s->permuter;
     meta->key_order = s->order;
     meta->dirbits = static_cast<uint16>(g.dirbits);
@@ -549,17 +554,19 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
     MemoryContext old_context = MemoryContextSwitchTo(build_context);
 
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_LOAD);
-    SimhashSorter *entries = simhash_sorter_begin(simhash_ntables(index), maintenance_work_mem, heap->rd_rel->reltuples);
+    const int tables_option = simhash_tables_option(index);
+    SimhashSorter *entries = simhash_sorter_begin(tables_option, maintenance_work_mem, heap->rd_rel->reltuples);
     const double reltuples = table_index_build_scan(heap, index, indexInfo, true, true, build_callback, entries, nullptr);
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
     // The metapage goes first (as a placeholder), the run after it, the final metapage last.
     PGAlignedBlock *meta_image = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
-    simhash_fill_metapage(meta_image->data, simhash_ntables(index));
+    simhash_fill_metapage(meta_image->data, simhash_nominal_tables(tables_option));
     smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
     if (simhash_sorter_count(entries) > 0) {
         SimhashMetaData *meta = SimhashPageGetMeta(meta_image->data);
         simhash_write_run(index, entries, false, true, 0, &meta->runs[0]);
         meta->nruns = 1;
+        meta->ntables = meta->runs[0].ntables;
     }
     if (RelationNeedsWAL(index))
         log_newpage(SIMHASH_RELATION_FILE(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
@@ -579,7 +586,7 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
 
 void simhash_ambuildempty(Relation index) {
     PGAlignedBlock *image = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
-    simhash_fill_metapage(image->data, simhash_ntables(index));
+    simhash_fill_metapage(image->data, simhash_nominal_tables(simhash_tables_option(index)));
     PageSetChecksumInplace(image->data, SIMHASH_METAPAGE_BLKNO);
     smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);
     log_newpage(SIMHASH_RELATION_FILE(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);

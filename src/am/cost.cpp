@@ -94,7 +94,7 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
     SimhashMetaData meta;
     Relation rel = index_open(index->indexoid, AccessShareLock);
     simhash_read_meta(rel, &meta);
-    const int ntables = simhash_ntables(rel);
+    const int ntables = simhash_ring_tables(&meta);
     index_close(rel, AccessShareLock);
 
     double random_page_cost, seq_page_cost;

@@ -76,7 +76,7 @@ SIMHASH_FUNCTION(simhash_index_info) {
     const int64 pending_pages = static_cast<int64>(meta.npending_pages) + meta.nmerge_pages;
     const int64 retired_pages = in_use - 1 - run_pages - pending_pages;
     values[0] = Int32GetDatum(static_cast<int32>(meta.version));
-    values[1] = Int32GetDatum(meta.ntables);
+    values[1] = Int32GetDatum(simhash_ring_tables(&meta));
     values[2] = Int32GetDatum(static_cast<int32>(meta.nruns));
     values[3] = Int64GetDatum(static_cast<int64>(simhash_run_entries(&meta)));
     values[4] = Int64GetDatum(static_cast<int64>(dead));

@@ -57,6 +57,7 @@ struct ScanOpaque {
     bool order_null;    // the ORDER BY argument is NULL: every distance is NULL
     int64 order_center;
     int done_radius;    // rows within it have been returned; -1 before the first ring
+    int ring_tables;    // rings step by the largest run's tables (read at the first ring)
     bool exhausted;     // the ring of radius 64 (and the NULL rows) has been returned
     OrderedItem *items;
     Size nitems;
@@ -577,7 +578,12 @@ void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
         return;
     }
     const int nconditions = q->nkeys;
-    int radius = so->order_null ? 64 : simhash_next_ring_radius(so->done_radius, simhash_ntables(index));
+    if (so->ring_tables == 0) {
+        SimhashMetaData meta;
+        simhash_read_meta(index, &meta);
+        so->ring_tables = simhash_ring_tables(&meta);
+    }
+    int radius = so->order_null ? 64 : simhash_next_ring_radius(so->done_radius, so->ring_tables);
     for (int k = 0; k < nconditions; ++k)
         if (q->radius[k] <= radius) radius = 64;
     if (radius < 64 || nconditions == 0) add_ball(q, so->order_null ? 0 : so->order_center, radius);
@@ -625,6 +631,7 @@ void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey order
         so->order_center = so->order_null ? 0 : DatumGetInt64(order->sk_argument);
     }
     so->done_radius = -1;
+    so->ring_tables = 0;
     so->exhausted = false;
     so->nitems = 0;
 }

@@ -1,5 +1,7 @@
 // The access method handler, reloptions, and the page/metapage/geometry helpers.
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 
 #include <new>
 
@@ -33,12 +35,32 @@ bytea *simhash_amoptions(Datum reloptions, bool validate) {
 }
 
 // Fields that later releases add to relopt_parse_elt (isset_offset in PostgreSQL 18) stay zero.
-relopt_parse_elt int_option(const char *name, int offset) {
+relopt_parse_elt parse_option(const char *name, relopt_type type, int offset) {
     relopt_parse_elt option = {};
     option.optname = name;
-    option.opttype = RELOPT_TYPE_INT;
+    option.opttype = type;
     option.offset = offset;
     return option;
+}
+
+// The tables option: "auto", or a count of tables; 0 for "auto", -1 for anything else.
+int parse_tables(const char *value) {
+    if (value == nullptr || pg_strcasecmp(value, "auto") == 0) return SIMHASH_AUTO_TABLES;
+    char *end = nullptr;
+    errno = 0;
+    const long count = strtol(value, &end, 10);
+    if (errno != 0 || end == value || *end != '\0' || count < SIMHASH_MIN_TABLES || count > SIMHASH_MAX_TABLES) return -1;
+    return static_cast<int>(count);
+}
+
+// Called by the reloptions code (PostgreSQL's, not ours) on every value given for "tables".
+void validate_tables(const char *value) {
+    if (parse_tables(value) < 0)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("invalid value for simhash option \"tables\": \"%s\"", value),
+                        errdetail("Valid values are \"auto\" (the default: chosen for each run from its size) and "
+                                  "the integers from %d to %d.",
+                                  SIMHASH_MIN_TABLES, SIMHASH_MAX_TABLES)));
 }
 
 char *simhash_ambuildphasename(int64 phasenum) {
@@ -57,14 +79,15 @@ int simhash_debug_merge_crash_step = 0;
 
 void simhash_am_init(void) {
     simhash_relopt_kind = add_reloption_kind();
-    add_int_reloption(simhash_relopt_kind, "tables",
-                      "Number of permuted block tables (the 64 bits are split into this many blocks)",
-                      SIMHASH_DEFAULT_TABLES, SIMHASH_MIN_TABLES, SIMHASH_MAX_TABLES, AccessExclusiveLock);
+    add_string_reloption(simhash_relopt_kind, "tables",
+                         "Number of permuted block tables (the 64 bits are split into this many blocks), or auto: "
+                         "chosen for each sorted run from its number of entries",
+                         "auto", validate_tables, AccessExclusiveLock);
     add_int_reloption(simhash_relopt_kind, "pending_limit",
                       "Size in kB of the unsorted insert area above which an insert writes it out as a sorted run",
                       SIMHASH_DEFAULT_PENDING_LIMIT, 64, MAX_KILOBYTES, ShareUpdateExclusiveLock);
-    simhash_relopt_table[0] = int_option("tables", offsetof(SimhashOptions, tables));
-    simhash_relopt_table[1] = int_option("pending_limit", offsetof(SimhashOptions, pending_limit));
+    simhash_relopt_table[0] = parse_option("tables", RELOPT_TYPE_STRING, offsetof(SimhashOptions, tables_offset));
+    simhash_relopt_table[1] = parse_option("pending_limit", RELOPT_TYPE_INT, offsetof(SimhashOptions, pending_limit));
     DefineCustomIntVariable("simhash.max_probes",
                             "Probes per scan above which a simhash index scan reads one table in full; -1 = automatic",
                             "Automatic: whichever of probing and reading table 0 is expected to take less time. Meant for testing and tuning.",
@@ -123,9 +146,23 @@ SIMHASH_FUNCTION(simhash_handler) {
     PG_RETURN_POINTER(am);
 }
 
-int simhash_ntables(Relation index) {
+int simhash_tables_option(Relation index) {
     const SimhashOptions *opts = reinterpret_cast<SimhashOptions *>(index->rd_options);
-    return opts ? opts->tables : SIMHASH_DEFAULT_TABLES;
+    if (opts == nullptr || opts->tables_offset == 0) return SIMHASH_AUTO_TABLES;
+    return Max(parse_tables(reinterpret_cast<const char *>(opts) + opts->tables_offset), SIMHASH_AUTO_TABLES);
+}
+
+int simhash_run_tables(int tables_option, double entries) {
+    if (tables_option != SIMHASH_AUTO_TABLES) return tables_option;
+    return simhash::auto_block_count(static_cast<uint64>(Max(entries, 1.0)));
+}
+
+int simhash_nominal_tables(int tables_option) {
+    return tables_option == SIMHASH_AUTO_TABLES ? SIMHASH_DEFAULT_TABLES : tables_option;
+}
+
+int simhash_ring_tables(const SimhashMetaData *meta) {
+    return meta->nruns > 0 ? meta->runs[0].ntables : meta->ntables;
 }
 
 int simhash_pending_limit(Relation index) {

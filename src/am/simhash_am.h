@@ -76,7 +76,8 @@ extern "C" {
 
 #define SIMHASH_MIN_TABLES 2
 #define SIMHASH_MAX_TABLES 8
-#define SIMHASH_DEFAULT_TABLES 4
+#define SIMHASH_DEFAULT_TABLES 4  // an empty index's nominal count, when the option is auto
+#define SIMHASH_AUTO_TABLES 0     // the tables option "auto"
 #define SIMHASH_DEFAULT_PENDING_LIMIT 256  // kB
 #define SIMHASH_MAX_RUNS 40
 #define SIMHASH_MAX_RETIRED 200
@@ -221,7 +222,8 @@ struct SimhashRetired {
 struct SimhashMetaData {
     uint32 magic;
     uint32 version;
-    uint16 ntables;       // the tables option when the index was built (runs carry their own)
+    uint16 ntables;       // the build's run's tables (an empty build: the tables option, 4 for auto);
+                          // every run carries its own
     uint16 unused;
     uint32 nruns;
     BlockNumber pending_head, pending_tail;
@@ -244,7 +246,7 @@ struct SimhashMetaData {
 
 struct SimhashOptions {
     int32 vl_len_;
-    int tables;
+    int tables_offset;  // the tables option's string ("auto" or a count), 0 if not set
     int pending_limit;  // kB
 };
 
@@ -300,7 +302,14 @@ inline int simhash_distance(int64 a, int64 b) {
 }
 
 // simhash_am.cpp: options, pages, metapage, geometry
-int simhash_ntables(Relation index);
+// The tables option: a count, or SIMHASH_AUTO_TABLES.
+int simhash_tables_option(Relation index);
+// The tables of a run of `entries` entries written under that option (core/blocks.h chooses for auto).
+int simhash_run_tables(int tables_option, double entries);
+// The metapage's tables of an index with no run yet: the option's count, SIMHASH_DEFAULT_TABLES for auto.
+int simhash_nominal_tables(int tables_option);
+// The tables ordered scans step their rings by: the largest run's.
+int simhash_ring_tables(const SimhashMetaData *meta);
 int simhash_pending_limit(Relation index);
 void simhash_init_page(Page page, uint16 flags);
 void simhash_fill_metapage(Page page, int ntables);
@@ -347,8 +356,11 @@ void simhash_array_push(SimhashEntryArray *a, int64 fp, ItemPointer tid);
 // Collects entries within a memory budget: in memory (sorted by counting sorts) while 36 bytes per
 // entry fit the budget, else through tuplesorts (spilling to disk).
 struct SimhashSorter;
-// `expected` (entries, or <= 0 if unknown) sizes the in-memory array up front.
-SimhashSorter *simhash_sorter_begin(int ntables, int budget_kb, double expected);
+// `expected` (entries, or <= 0 if unknown) sizes the in-memory array up front. `tables_option`:
+// the run's tables, or SIMHASH_AUTO_TABLES to choose them from the entries' count when their key
+// order is chosen (when the run is written, or when the entries spill: then from the larger of
+// the entries so far and `expected`).
+SimhashSorter *simhash_sorter_begin(int tables_option, int budget_kb, double expected);
 void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid);
 Size simhash_sorter_count(const SimhashSorter *s);
 bool simhash_sorter_spilled(const SimhashSorter *s);

@@ -209,7 +209,7 @@ bool merge_inputs(Relation index, Buffer meta_buffer, const BlockNumber *inputs,
         if (!slots[i]) elog(ERROR, "simhash index \"%s\": run %u to merge is gone", RelationGetRelationName(index), inputs[i]);
         expected += static_cast<double>(slots[i]->nentries - slots[i]->ndead);
     }
-    SimhashSorter *entries = simhash_sorter_begin(simhash_ntables(index), maintenance_work_mem, expected);
+    SimhashSorter *entries = simhash_sorter_begin(simhash_tables_option(index), maintenance_work_mem, expected);
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
     for (int i = 0; i < ninputs; ++i) {
         simhash_read_run(index, inputs[i], slots[i], run);

@@ -98,4 +98,26 @@ TEST(Blocks, RefinedRadiiProbeFewerValues) {
     EXPECT_EQ(probes(12), 697 + 3 * 137);
 }
 
+TEST(Blocks, AutomaticCountFollowsTheEntries) {
+    // Blocks of about log2(entries) - 5 bits: more, shorter blocks for small runs, four (16 bits,
+    // the directory's limit) from about a million entries on.
+    EXPECT_EQ(simhash::auto_block_count(0), 8);
+    EXPECT_EQ(simhash::auto_block_count(1), 8);
+    EXPECT_EQ(simhash::auto_block_count(1000), 8);
+    EXPECT_EQ(simhash::auto_block_count(18624), 7);  // a pending list written out at the default limit
+    EXPECT_EQ(simhash::auto_block_count(50000), 6);
+    EXPECT_EQ(simhash::auto_block_count(100000), 6);
+    EXPECT_EQ(simhash::auto_block_count(300000), 5);
+    EXPECT_EQ(simhash::auto_block_count(1000000), 4);
+    EXPECT_EQ(simhash::auto_block_count(10000000), 4);
+    EXPECT_EQ(simhash::auto_block_count(uint64_t{1} << 40), 4);
+    int previous = 8;
+    for (uint64_t n = 1; n < (uint64_t{1} << 36); n = n * 5 / 4 + 1) {
+        const int count = simhash::auto_block_count(n);
+        EXPECT_LE(count, previous) << n;  // never more blocks for more entries
+        EXPECT_GE(count, 4);
+        previous = count;
+    }
+}
+
 }  // namespace
