@@ -462,3 +462,7 @@ CREATE FUNCTION simhash_lock_neighbourhoods(fingerprints bigint[], radius intege
     AS 'MODULE_PATHNAME', 'simhash_lock_neighbourhoods' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_lock_neighbourhoods(bigint[], integer, regclass) IS
     'Takes the locks simhash_lock_neighbourhood takes for every fingerprint of a batch (NULLs skipped), all at once in ascending key order, so that transactions loading several rows each never deadlock on them; needs INSERT or UPDATE privilege on the scope table';
+
+-- The tables option became auto (chosen per run): the info's tables column shows the largest run's.
+COMMENT ON FUNCTION simhash_index_info(regclass) IS
+    'What a simhash index holds: format version, tables of its largest run, sorted runs, live and dead (awaiting rewrite) entries in them, pending and merging entries, merges since the build and the last one''s time, and its pages: in runs, in the pending lists, retired by merges (recycled once no snapshot can read them), free (reused by merges), and unaccounted (left by a crashed merge until VACUUM); table owner or pg_stat_scan_tables';

@@ -465,7 +465,7 @@ CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tabl
     RETURNS record
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION simhash_index_info(regclass) IS
-    'What a simhash index holds: format version, tables option, sorted runs, live and dead (awaiting rewrite) entries in them, pending and merging entries, merges since the build and the last one''s time, and its pages: in runs, in the pending lists, retired by merges (recycled once no snapshot can read them), free (reused by merges), and unaccounted (left by a crashed merge until VACUUM); table owner or pg_stat_scan_tables';
+    'What a simhash index holds: format version, tables of its largest run, sorted runs, live and dead (awaiting rewrite) entries in them, pending and merging entries, merges since the build and the last one''s time, and its pages: in runs, in the pending lists, retired by merges (recycled once no snapshot can read them), free (reused by merges), and unaccounted (left by a crashed merge until VACUUM); table owner or pg_stat_scan_tables';
 
 CREATE FUNCTION simhash_index_runs(index regclass, OUT run integer, OUT entries bigint, OUT dead_entries bigint,
                                    OUT pages bigint, OUT bytes_per_entry double precision, OUT tables integer,

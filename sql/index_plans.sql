@@ -54,11 +54,31 @@ SELECT count(*) FROM probes_p p JOIN pdocs d ON hamming(d.fp, p.fp) <= 3;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 
+CREATE FUNCTION pg_temp.plan_rows(query text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (FORMAT JSON) ' || query INTO plan;
+    RETURN (plan -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
+END $$;
+
 -- Large radii: reading table 0 of the index stays cheaper than a sequential scan until the heap
 -- rows to fetch dominate (sql/index_radius.sql checks the choice is monotone in the radius).
 EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 24;
 EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 40;
 EXPLAIN (COSTS OFF) SELECT id FROM pdocs WHERE hamming(fp, 1234567) <= 64;
+-- The same radii around a fingerprint known only at run time (a generic plan's parameter, a
+-- subquery's value): the radius is still a constant, and the estimates (rows of the plan) follow
+-- it as for a constant center.
+SET plan_cache_mode = force_generic_plan;
+PREPARE near3(bigint) AS SELECT id FROM pdocs WHERE hamming(fp, $1) <= 3;
+PREPARE near40(bigint) AS SELECT id FROM pdocs WHERE hamming(fp, $1) <= 40;
+EXPLAIN (COSTS OFF) EXECUTE near3(1234567);
+EXPLAIN (COSTS OFF) EXECUTE near40(1234567);
+RESET plan_cache_mode;
+SELECT radius, const_rows > 0 AND const_rows = param_rows AS same_estimate
+FROM (VALUES (3), (12), (24), (40)) r(radius),
+     LATERAL (SELECT pg_temp.plan_rows(format('SELECT id FROM pdocs WHERE hamming(fp, 99) <= %s', radius)) AS const_rows,
+                     pg_temp.plan_rows(format('SELECT id FROM pdocs WHERE fp <@ hamming_ball((SELECT fp FROM pdocs WHERE id = 17), %s)', radius)) AS param_rows) e;
 
 DROP FUNCTION near_p(bigint, int);
 DROP VIEW pdocs_near;

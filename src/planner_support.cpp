@@ -287,6 +287,15 @@ SIMHASH_FUNCTION(hamming_ball_restrict_selectivity) {
     if (ball && IsA(ball, Const) && !reinterpret_cast<Const *>(ball)->constisnull &&
         exprType(ball) != INT8OID)
         PG_RETURN_FLOAT8(radius_selectivity(ball, bits));
+    // hamming_ball(q, k) with q known only at run time (a parameter, a subquery's value) and k a
+    // constant: the radius is known. Without it an index scan of a ball holding a third of the
+    // table was priced as if it returned the few rows of radius 3.
+    if (ball && IsA(ball, FuncExpr)) {
+        const FuncExpr *make = reinterpret_cast<const FuncExpr *>(ball);
+        Node *radius = list_length(make->args) == 2 ? static_cast<Node *>(lsecond(make->args)) : nullptr;
+        if (radius && IsA(radius, Const) && reinterpret_cast<Const *>(radius)->consttype == INT4OID)
+            PG_RETURN_FLOAT8(radius_selectivity(radius, bits));
+    }
     PG_RETURN_FLOAT8(hamming_ball_fraction(kAssumedRadius, bits));
 }
 
