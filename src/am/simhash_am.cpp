@@ -388,17 +388,21 @@ namespace {
 // 100M uniform fingerprints, 4 tables, radii 7..16, both strategies forced through
 // simhash.max_probes, medians fitted to the probe, candidate and fetch counts below): reading
 // table 0 costs 0.7-0.9 us a page; a probe ~0.5 us plus ~5-7 ns per candidate (32-bit keys
-// compared with SIMD over contiguous refs); a fetch of an entry from table 0 through the map
-// ~0.15 us while table 0 fits in the CPU caches (14 MB at 1M rows), 0.45-0.85 us at 140 MB (10M)
-// and 1.0-1.4 us at 1.4 GB (100M): about 0.6 us more per tenfold size. With these the switch to
-// reading table 0 falls on the measured crossover at every size, radius 14 (at 100M rows 239 ms
-// probing against 154 ms reading, at 13 88 ms against 151 ms; at 10M 14-18 ms against 12 ms).
+// compared with SIMD over contiguous refs). A fetch of an entry from table 0 through the map,
+// batched per ref page (lines and buffer headers requested 16 at a time), ~0.1 us while table 0
+// fits in the CPU caches, 0.22-0.27 us at 140 MB (10M rows) and 0.6-0.74 us at 1.4 GB (100M): a
+// line through those two points in log10 of the size, floored at the cached cost. With these the
+// switch to reading table 0 falls on the measured crossover: at 10M rows radius 14 probes (7.2 ms
+// against 12.3 ms reading) and 15 reads (13.0 against 12.5); at 100M radius 13 probes (50-55 ms
+// against 151 ms) and 14 reads (146 against 153).
 constexpr double kFullScanPageUs = 0.75;
 constexpr double kProbeUs = 0.5;
 constexpr double kCandidateUs = 0.006;
-constexpr double kFetchUsSmall = 0.15;
+constexpr double kFetchUsCached = 0.1;
 constexpr double kFetchSmallBytes = 16.0 * 1024 * 1024;
-constexpr double kFetchUsPerTenfold = 0.6;
+constexpr double kFetchUsAt10M = 0.24;                // table 0 of 10M entries: 140 MB, 0.92 tenfolds above kFetchSmallBytes
+constexpr double kFetchTenfoldsAt10M = 0.92;
+constexpr double kFetchUsPerTenfold = 0.43;
 constexpr double kFetchUsLarge = 1.5;
 // Microseconds to planner cost, in multiples of cpu_operator_cost: a sequential scan with
 // hamming(fp, q) <= k spends ~150 ns a row for cpu_tuple_cost + cpu_operator_cost = 5
@@ -457,8 +461,9 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         const double map_pages = ceil(table0_pages / SIMHASH_MAP_PER_PAGE);
         probe_pages += table0_pages * (1.0 - exp(-fetches / table0_pages)) + map_pages * (1.0 - exp(-fetches / map_pages));
     }
+    const double tenfolds = log10(Max(full_pages, 1.0) * BLCKSZ / kFetchSmallBytes);
     const double fetch_us =
-        Min(kFetchUsLarge, kFetchUsSmall + kFetchUsPerTenfold * Max(0.0, log10(full_pages * BLCKSZ / kFetchSmallBytes)));
+        Min(kFetchUsLarge, Max(kFetchUsCached, kFetchUsAt10M + kFetchUsPerTenfold * (tenfolds - kFetchTenfoldsAt10M)));
     const double probe_us = probes * kProbeUs + candidates * kCandidateUs + fetches * fetch_us;
     // Probes read some of the pages a full read would, at random; that never costs more I/O than
     // reading them all in order (small runs are read either way), so CPU decides there.
