@@ -1,6 +1,7 @@
-// The backend-local cache of run headers and directories. A scan otherwise reads a run's header
-// page (and copies up to 6 kB of it) for every run and a directory page for every probe; with the
-// cache a probe goes straight to its data page. Entries are keyed by the metapage's random
+// The backend-local cache of run headers, directories and maps. A scan otherwise reads a run's
+// header page (and copies up to 6 kB of it) for every run, a directory page for every probe and a
+// map page for every entry it fetches from table 0; with the cache a probe goes straight to its
+// data page and a fetch to its table-0 page. Entries are keyed by the metapage's random
 // index_id and the relation file (a REINDEX or TRUNCATE gives new ones), header block and serial
 // (a recycled header block gets a new serial), so a stale entry is never found, only left to age
 // out: past kCacheBytes the whole cache is dropped and refilled by later scans.
@@ -53,11 +54,15 @@ void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
         e->cached.dir_loaded[t] = static_cast<uint8 *>(palloc0(bytes));
         bitmap_bytes += bytes;
     }
+    const Size map_slots = static_cast<Size>(run->nmappages) * SIMHASH_MAP_PER_PAGE;
+    e->cached.table0_blocks = static_cast<BlockNumber *>(palloc(Max(map_slots, 1) * sizeof(BlockNumber)));
+    e->cached.map_loaded = static_cast<uint8 *>(palloc0(run->nmappages / 8 + 1));
+    bitmap_bytes += run->nmappages / 8 + 1;
     e->cached.permuter = simhash_new_permuter(run->key_order);
     MemoryContextSwitchTo(old);
     e->cached.run = run;
     e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(SimhashDirSlot) + bitmap_bytes +
-               (e->cached.permuter ? sizeof(simhash::BitPermuter) : 0);
+               map_slots * sizeof(BlockNumber) + (e->cached.permuter ? sizeof(simhash::BitPermuter) : 0);
 }
 
 }  // namespace
@@ -113,6 +118,32 @@ const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCache
         *loaded |= bit;  // only once the page's slots are all in place
     }
     return &cached->dir[t][prefix];
+}
+
+BlockNumber simhash_cached_table0_block(Relation index, const SimhashCachedRun *cached, Size page_index) {
+    const SimhashRunData *run = cached->run;
+    const Size m = page_index / SIMHASH_MAP_PER_PAGE;
+    if (m >= run->nmappages)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" refers to table-0 page %zu beyond its map", RelationGetRelationName(index),
+                               page_index)));
+    uint8 *loaded = &cached->map_loaded[m / 8];
+    const uint8 bit = static_cast<uint8>(1u << (m % 8));
+    if (!(*loaded & bit)) {
+        Buffer buffer;
+        Page page = simhash_lock_page(index, run->map[m], BUFFER_LOCK_SHARE, SIMHASH_MAP, &buffer);
+        BlockNumber *blocks = cached->table0_blocks + m * SIMHASH_MAP_PER_PAGE;
+        const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(page)->nentries), static_cast<Size>(SIMHASH_MAP_PER_PAGE));
+        memcpy(blocks, SimhashPageGetMap(page), stored * sizeof(BlockNumber));
+        for (Size i = stored; i < SIMHASH_MAP_PER_PAGE; ++i) blocks[i] = InvalidBlockNumber;
+        UnlockReleaseBuffer(buffer);
+        *loaded |= bit;  // only once the page's numbers are all in place
+    }
+    const BlockNumber blkno = cached->table0_blocks[page_index];
+    if (blkno == InvalidBlockNumber)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has no map slot for table-0 page %zu", RelationGetRelationName(index), page_index)));
+    return blkno;
 }
 
 namespace {

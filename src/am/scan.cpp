@@ -76,8 +76,6 @@ struct ProbeQuery {
     int r;                            // probing radius
     int rb[SIMHASH_MAX_TABLES];       // per-block radius of each table; -1: not probed
     SimhashCachedRun cached_run;      // the run being probed and its directories (backend cache)
-    Buffer map_buffer;                // pinned map page (tables 1..m-1 fetch from table 0)
-    BlockNumber map_blkno;
     TIDBitmap *tbm;     // bitmap scans
     ScanOpaque *so;     // tuple scans
     int64 found;
@@ -211,27 +209,7 @@ void search_copy(ProbeQuery *q, const SimhashCachedChain *copy) {
 
 // The table-0 page that holds the entry at position `pos`, through the map pages.
 BlockNumber table0_page(Relation index, ProbeQuery *q, uint32 pos) {
-    const uint32 page_index = pos / SIMHASH_ENTRIES_PER_PAGE;
-    const uint32 map_index = page_index / SIMHASH_MAP_PER_PAGE;
-    if (map_index >= q->cached_run.run->nmappages)
-        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                        errmsg("index \"%s\" refers to entry %u beyond table 0", RelationGetRelationName(index), pos)));
-    const BlockNumber map_blkno = q->cached_run.run->map[map_index];
-    if (q->map_blkno != map_blkno) {
-        if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
-        q->map_buffer = simhash_read_buffer_hinted(index, map_blkno);
-        q->map_blkno = map_blkno;
-    }
-    LockBuffer(q->map_buffer, BUFFER_LOCK_SHARE);
-    Page map = BufferGetPage(q->map_buffer);
-    simhash_check_page(index, map, map_blkno, SIMHASH_MAP);
-    const uint32 slot = page_index % SIMHASH_MAP_PER_PAGE;
-    const BlockNumber blkno = slot < SimhashPageGetOpaque(map)->nentries ? SimhashPageGetMap(map)[slot] : InvalidBlockNumber;
-    LockBuffer(q->map_buffer, BUFFER_LOCK_UNLOCK);
-    if (blkno == InvalidBlockNumber)
-        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                        errmsg("index \"%s\" has no map slot for entry %u", RelationGetRelationName(index), pos)));
-    return blkno;
+    return simhash_cached_table0_block(index, &q->cached_run, pos / SIMHASH_ENTRIES_PER_PAGE);
 }
 
 // A candidate whose block t equals the probed value: verify, deduplicate, emit.
@@ -436,9 +414,6 @@ void probe_tables(Relation index, ProbeQuery *q) {
         }
         probe(index, q, current.table, current.value, current.range, current.pinned);
     }
-    if (BufferIsValid(q->map_buffer)) ReleaseBuffer(q->map_buffer);
-    q->map_buffer = InvalidBuffer;
-    q->map_blkno = InvalidBlockNumber;
     pfree(wanted);
 }
 
@@ -481,8 +456,6 @@ void search(Relation index, ProbeQuery *q) {
     simhash_copy_cache_scan_begins();
     q->primary = primary;
     q->r = q->radius[primary];
-    q->map_buffer = InvalidBuffer;
-    q->map_blkno = InvalidBlockNumber;
     // Backend copies (the lists, small runs) are searched last: the lines their search starts from
     // are requested when they are found, and arrive while the large runs' pages are probed.
     const SimhashCachedChain **copies =

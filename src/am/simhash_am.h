@@ -382,12 +382,17 @@ struct SimhashCachedRun {
     const simhash::BitPermuter *permuter;  // the run's key order, null for the identity
     SimhashDirSlot *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each, filled a page at a time
     uint8 *dir_loaded[SIMHASH_MAX_TABLES];    // a bit per directory page: its slots are in dir
+    BlockNumber *table0_blocks;               // the map: table 0's page numbers, filled a map page at a time
+    uint8 *map_loaded;                        // a bit per map page: its page numbers are in table0_blocks
 };
 void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *slot, SimhashCachedRun *out);
 // The directory slot of `prefix` (< 2^dirbits) in table t of a cached run; reads its page first
 // when no probe of this backend has needed it yet. Only for a run of the scan's own run list (its
 // pages cannot be recycled while the scan runs).
 const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCachedRun *cached, int t, Size prefix);
+// The block of page `page_index` of a cached run's table 0 (from its map pages, read once per
+// backend like the directory's): a fetch from table 0 costs an array lookup, not a map page lock.
+BlockNumber simhash_cached_table0_block(Relation index, const SimhashCachedRun *cached, Size page_index);
 
 // copy_cache.cpp: backend copies of the unsorted lists (the pending list, a list being merged) and
 // of small runs' table 0, with the buckets of src/core/block_buckets.h over them, so that a query
