@@ -21,6 +21,8 @@ END $$;
 
 SET maintenance_work_mem = '1MB';
 CREATE INDEX sdocs_fp ON sdocs USING simhash (fp);
+-- A spilled run is taken to be large (four tables); in memory these rows would get six.
+SELECT run, entries, tables FROM simhash_index_runs('sdocs_fp');
 SELECT simhash_index_check('sdocs_fp');
 SELECT count(*) AS differences FROM (
     (SELECT * FROM spill_counts('seq') EXCEPT SELECT * FROM spill_counts('index'))

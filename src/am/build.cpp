@@ -183,6 +183,7 @@ struct SimhashSorter {
 namespace {
 
 constexpr uint64 kSignBit = UINT64CONST(0x8000000000000000);
+constexpr double kSpilledRunEntries = 1 << 20;
 // In-memory bytes per entry: the entries, their sorted copy, the refs of one table.
 constexpr double kBytesPerEntry = 2 * sizeof(SimhashEntry) + sizeof(uint64);
 
@@ -233,7 +234,10 @@ void sorter_spill(SimhashSorter *s) {
     TupleDescInitEntry(s->desc, 1, "key", INT8OID, -1, 0);
     TupleDescInitEntry(s->desc, 2, "tid", INT8OID, -1, 0);
     s->slot = MakeSingleTupleTableSlot(s->desc, &TTSOpsMinimalTuple);
-    sorter_choose_order(s, Max(static_cast<double>(s->n), s->expected));
+    // The run's size is not known yet (reltuples may be unset, or stale): a run too large to sort
+    // in memory is taken to be at least a million entries, where four tables are chosen, rather
+    // than given the many short blocks of the entries collected so far.
+    sorter_choose_order(s, Max(Max(static_cast<double>(s->n), s->expected), kSpilledRunEntries));
     // Half the budget; the refs' sorts get the other half while table 0 is written.
     s->sort0 = tuplesort_begin_heap(s->desc, 1, &sort_column, &sort_less, &sort_collation, &sort_nulls_first,
                                     sort_work_mem(s, 2), nullptr, TUPLESORT_NONE);
