@@ -80,6 +80,25 @@ FROM (VALUES (3), (12), (24), (40)) r(radius),
      LATERAL (SELECT pg_temp.plan_rows(format('SELECT id FROM pdocs WHERE hamming(fp, 99) <= %s', radius)) AS const_rows,
                      pg_temp.plan_rows(format('SELECT id FROM pdocs WHERE fp <@ hamming_ball((SELECT fp FROM pdocs WHERE id = 17), %s)', radius)) AS param_rows) e;
 
+-- A bitmap scan hands its TIDs over in batches sorted by heap block, bounded by work_mem: with
+-- 64kB, many batches (and a lossy bitmap) still give exactly the rows of a sequential scan.
+CREATE FUNCTION pg_temp.ids_within(k int, how text) RETURNS TABLE (n bigint, id_sum bigint) LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('enable_seqscan', (how = 'seq')::text, true);
+    PERFORM set_config('enable_bitmapscan', (how = 'bitmap')::text, true);
+    PERFORM set_config('enable_indexscan', 'false', true);
+    RETURN QUERY SELECT count(*), sum(d.id) FROM pdocs d WHERE hamming(d.fp, 1234567) <= k;
+END $$;
+SET work_mem = '64kB';
+SET enable_seqscan = off;
+SET enable_indexscan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM pdocs WHERE hamming(fp, 1234567) <= 28;
+RESET enable_seqscan;
+RESET enable_indexscan;
+SELECT k, b.n AS rows_found, b.n = s.n AND b.id_sum = s.id_sum AS bitmap_equals_seq
+FROM unnest(ARRAY[3, 20, 24, 28, 32]) k, LATERAL pg_temp.ids_within(k, 'bitmap') b, LATERAL pg_temp.ids_within(k, 'seq') s;
+RESET work_mem;
+
 DROP FUNCTION near_p(bigint, int);
 DROP VIEW pdocs_near;
 DROP TABLE pdocs, probes_p;
