@@ -27,6 +27,11 @@ Datum make_hamming_ball_datum(int64 center, int32 radius);
 // data; see varying_bits in planner_support.cpp).
 double hamming_ball_fraction(int32 radius, int bits = 64);
 
+// The radius of a ball expression known at plan time: a constant ball, or hamming_ball(q, k) with a
+// constant k whatever q is (a parameter, a subquery's value). False when it is not known; -1 for a
+// NULL ball or radius, which holds nothing. (planner_support.cpp)
+bool hamming_ball_plan_radius(const struct Node *ball, int32 *radius);
+
 // k - 1 without overflow: `d < k` is `d <= hamming_radius_below_int4(k)`.
 inline int32 hamming_radius_below_int4(int32 k) { return k == PG_INT32_MIN ? k : k - 1; }
 

@@ -278,24 +278,32 @@ SIMHASH_FUNCTION(hamming_within_support) {
     PG_RETURN_POINTER(nullptr);
 }
 
-// Restriction selectivity of `fp <@ ball`: the binomial fraction for a constant ball.
+bool hamming_ball_plan_radius(const Node *ball, int32 *radius) {
+    if (IsA(ball, Const)) {
+        const Const *c = reinterpret_cast<const Const *>(ball);
+        *radius = c->constisnull ? -1 : DatumGetHammingBall(c->constvalue)->radius;
+        return true;
+    }
+    if (!IsA(ball, FuncExpr) || list_length(reinterpret_cast<const FuncExpr *>(ball)->args) != 2) return false;
+    const Node *k = static_cast<const Node *>(lsecond(reinterpret_cast<const FuncExpr *>(ball)->args));
+    if (!IsA(k, Const) || reinterpret_cast<const Const *>(k)->consttype != INT4OID) return false;
+    const Const *c = reinterpret_cast<const Const *>(k);
+    *radius = c->constisnull ? -1 : DatumGetInt32(c->constvalue);
+    return true;
+}
+
+// Restriction selectivity of `fp <@ ball`: the binomial fraction for a ball of known radius.
 SIMHASH_FUNCTION(hamming_ball_restrict_selectivity) {
     PlannerInfo *root = reinterpret_cast<PlannerInfo *>(PG_GETARG_POINTER(0));
     List *args = reinterpret_cast<List *>(PG_GETARG_POINTER(2));
     Node *ball = list_length(args) == 2 ? static_cast<Node *>(lsecond(args)) : nullptr;
     const int bits = list_length(args) == 2 ? varying_bits(root, static_cast<Node *>(linitial(args))) : 64;
-    if (ball && IsA(ball, Const) && !reinterpret_cast<Const *>(ball)->constisnull &&
-        exprType(ball) != INT8OID)
-        PG_RETURN_FLOAT8(radius_selectivity(ball, bits));
-    // hamming_ball(q, k) with q known only at run time (a parameter, a subquery's value) and k a
-    // constant: the radius is known. Without it an index scan of a ball holding a third of the
-    // table was priced as if it returned the few rows of radius 3.
-    if (ball && IsA(ball, FuncExpr)) {
-        const FuncExpr *make = reinterpret_cast<const FuncExpr *>(ball);
-        Node *radius = list_length(make->args) == 2 ? static_cast<Node *>(lsecond(make->args)) : nullptr;
-        if (radius && IsA(radius, Const) && reinterpret_cast<Const *>(radius)->consttype == INT4OID)
-            PG_RETURN_FLOAT8(radius_selectivity(radius, bits));
-    }
+    // A ball around a center known only at run time still has its constant radius: without it an
+    // index scan of a ball holding a third of the table was priced as if it returned the few rows
+    // of radius 3.
+    int32 radius;
+    if (ball && exprType(ball) != INT8OID && hamming_ball_plan_radius(ball, &radius))
+        PG_RETURN_FLOAT8(hamming_ball_fraction(radius, bits));
     PG_RETURN_FLOAT8(hamming_ball_fraction(kAssumedRadius, bits));
 }
 

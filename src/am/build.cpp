@@ -564,13 +564,12 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
     pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, SIMHASH_PHASE_WRITE);
     // The metapage goes first (as a placeholder), the run after it, the final metapage last.
     PGAlignedBlock *meta_image = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
-    simhash_fill_metapage(meta_image->data, simhash_nominal_tables(tables_option));
+    simhash_fill_metapage(meta_image->data, tables_option);
     smgrextend(RelationGetSmgr(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
     if (simhash_sorter_count(entries) > 0) {
         SimhashMetaData *meta = SimhashPageGetMeta(meta_image->data);
         simhash_write_run(index, entries, false, true, 0, &meta->runs[0]);
         meta->nruns = 1;
-        meta->ntables = meta->runs[0].ntables;
     }
     if (RelationNeedsWAL(index))
         log_newpage(SIMHASH_RELATION_FILE(index), MAIN_FORKNUM, SIMHASH_METAPAGE_BLKNO, meta_image->data, true);
@@ -590,7 +589,7 @@ IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *inde
 
 void simhash_ambuildempty(Relation index) {
     PGAlignedBlock *image = static_cast<PGAlignedBlock *>(palloc(sizeof(PGAlignedBlock)));
-    simhash_fill_metapage(image->data, simhash_nominal_tables(simhash_tables_option(index)));
+    simhash_fill_metapage(image->data, simhash_tables_option(index));
     PageSetChecksumInplace(image->data, SIMHASH_METAPAGE_BLKNO);
     smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);
     log_newpage(SIMHASH_RELATION_FILE(index), INIT_FORKNUM, SIMHASH_METAPAGE_BLKNO, image->data, true);

@@ -35,16 +35,8 @@ int qual_radius(IndexPath *path) {
             if (!IsA(rinfo->clause, OpExpr)) continue;
             OpExpr *op = reinterpret_cast<OpExpr *>(rinfo->clause);
             if (list_length(op->args) != 2) continue;
-            Node *ball = static_cast<Node *>(lsecond(op->args));
-            if (IsA(ball, Const)) {
-                Const *c = reinterpret_cast<Const *>(ball);
-                radius = Min(radius, c->constisnull ? -1 : DatumGetHammingBall(c->constvalue)->radius);
-            } else if (IsA(ball, FuncExpr) && list_length(reinterpret_cast<FuncExpr *>(ball)->args) == 2) {
-                Node *k = static_cast<Node *>(lsecond(reinterpret_cast<FuncExpr *>(ball)->args));
-                if (IsA(k, Const))
-                    radius = Min(radius, reinterpret_cast<Const *>(k)->constisnull ? -1
-                                                                                  : DatumGetInt32(reinterpret_cast<Const *>(k)->constvalue));
-            }
+            int32 known;
+            if (hamming_ball_plan_radius(static_cast<Node *>(lsecond(op->args)), &known)) radius = Min(radius, known);
         }
     }
     return radius == INT_MAX ? kAssumedRadius : radius;

@@ -94,28 +94,40 @@ void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *s
     *out = e.cached;
 }
 
+namespace {
+
+// Directory and map pages are copied into a run's cache entry page by page, as probes and fetches
+// first need them; a bit per page says the page's elements are in place.
+bool page_copied(const uint8 *copied, Size page) { return (copied[page / 8] >> (page % 8)) & 1; }
+
+// Copies the `n` elements of page `blkno` (SIMHASH_DIR or SIMHASH_MAP) to `dest`, those the page
+// does not store as `missing`, and only then marks the page copied.
+template <typename T>
+void copy_page(Relation index, BlockNumber blkno, uint16 flags, T *dest, Size n, const T &missing, uint8 *copied, Size page) {
+    Buffer buffer;
+    Page contents = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
+    const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(contents)->nentries), n);
+    memcpy(dest, PageGetContents(contents), stored * sizeof(T));
+    for (Size i = stored; i < n; ++i) dest[i] = missing;
+    UnlockReleaseBuffer(buffer);
+    copied[page / 8] |= static_cast<uint8>(1u << (page % 8));
+}
+
+}  // namespace
+
 const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCachedRun *cached, int t, Size prefix) {
     const Size d = prefix / SIMHASH_DIRSLOTS_PER_PAGE;
-    uint8 *loaded = &cached->dir_loaded[t][d / 8];
-    const uint8 bit = static_cast<uint8>(1u << (d % 8));
-    if (!(*loaded & bit)) {
+    if (!page_copied(cached->dir_loaded[t], d)) {
         const SimhashRunData *run = cached->run;
         const SimhashTable *table = &run->tables[t];
         if (d >= table->ndirpages)
             ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                             errmsg("index \"%s\" has no directory page %zu in table %d", RelationGetRelationName(index),
                                    d, t)));
-        const Size nprefixes = Size{1} << run->dirbits;
-        SimhashDirSlot *dir = cached->dir[t];
-        Buffer buffer;
-        Page page = simhash_lock_page(index, table->dir[d], BUFFER_LOCK_SHARE, SIMHASH_DIR, &buffer);
         const Size first = d * SIMHASH_DIRSLOTS_PER_PAGE;
-        const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), nprefixes - first);
-        const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(page)->nentries), n);
-        memcpy(dir + first, SimhashPageGetDirSlots(page), stored * sizeof(SimhashDirSlot));
-        for (Size i = stored; i < n; ++i) dir[first + i].blkno = InvalidBlockNumber;
-        UnlockReleaseBuffer(buffer);
-        *loaded |= bit;  // only once the page's slots are all in place
+        const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), (Size{1} << run->dirbits) - first);
+        const SimhashDirSlot none = {InvalidBlockNumber, 0, 0};
+        copy_page(index, table->dir[d], SIMHASH_DIR, cached->dir[t] + first, n, none, cached->dir_loaded[t], d);
     }
     return &cached->dir[t][prefix];
 }
@@ -123,22 +135,13 @@ const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCache
 BlockNumber simhash_cached_table0_block(Relation index, const SimhashCachedRun *cached, Size page_index) {
     const SimhashRunData *run = cached->run;
     const Size m = page_index / SIMHASH_MAP_PER_PAGE;
-    if (m >= run->nmappages)
+    if (m >= run->nmappages)  // a position read from a ref page: checked before its bit is read
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" refers to table-0 page %zu beyond its map", RelationGetRelationName(index),
                                page_index)));
-    uint8 *loaded = &cached->map_loaded[m / 8];
-    const uint8 bit = static_cast<uint8>(1u << (m % 8));
-    if (!(*loaded & bit)) {
-        Buffer buffer;
-        Page page = simhash_lock_page(index, run->map[m], BUFFER_LOCK_SHARE, SIMHASH_MAP, &buffer);
-        BlockNumber *blocks = cached->table0_blocks + m * SIMHASH_MAP_PER_PAGE;
-        const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(page)->nentries), static_cast<Size>(SIMHASH_MAP_PER_PAGE));
-        memcpy(blocks, SimhashPageGetMap(page), stored * sizeof(BlockNumber));
-        for (Size i = stored; i < SIMHASH_MAP_PER_PAGE; ++i) blocks[i] = InvalidBlockNumber;
-        UnlockReleaseBuffer(buffer);
-        *loaded |= bit;  // only once the page's numbers are all in place
-    }
+    if (!page_copied(cached->map_loaded, m))
+        copy_page(index, run->map[m], SIMHASH_MAP, cached->table0_blocks + m * SIMHASH_MAP_PER_PAGE,
+                  static_cast<Size>(SIMHASH_MAP_PER_PAGE), InvalidBlockNumber, cached->map_loaded, m);
     const BlockNumber blkno = cached->table0_blocks[page_index];
     if (blkno == InvalidBlockNumber)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),

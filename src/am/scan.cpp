@@ -57,7 +57,8 @@ struct ScanOpaque {
     bool order_null;    // the ORDER BY argument is NULL: every distance is NULL
     int64 order_center;
     int done_radius;    // rows within it have been returned; -1 before the first ring
-    int ring_tables;    // rings step by the largest run's tables (read at the first ring)
+    int ring_tables;    // rings step by the largest run's tables, read once per scan (not per rescan:
+                        // a LATERAL top-k rescans for every outer row; the count only sets the steps)
     bool exhausted;     // the ring of radius 64 (and the NULL rows) has been returned
     OrderedItem *items;
     Size nitems;
@@ -78,6 +79,7 @@ struct ProbeQuery {
     SimhashCachedRun cached_run;      // the run being probed and its directories (backend cache)
     TIDBitmap *tbm;     // bitmap scans
     uint64 *tbm_batch;  // TIDs for the bitmap not yet added (block << 16 | offset), see add_to_bitmap
+    uint64 *tbm_scratch;  // the batch's radix sort buffer, as large
     Size tbm_batched;
     Size tbm_capacity;
     ScanOpaque *so;     // tuple scans
@@ -105,9 +107,9 @@ void emit_ordered(ProbeQuery *q, const ItemPointerData *tid, uint16 distance) {
 // TIDs reach the bitmap in batches sorted by heap block. tbm_add_tuples looks a page's entry up
 // once for consecutive TIDs on the same page; in the index's order the pages are random, and each
 // TID costs a hash lookup that usually misses the CPU caches (~115 ns a TID at 100M rows, most of
-// a large ball's bitmap scan). A batch, its sort's scratch and the TIDs passed on take at most
-// work_mem, as much again as the bitmap may.
-constexpr Size kSortedBatchMin = 256;  // fewer TIDs are added as they come
+// a large ball's bitmap scan). A batch and its sort's scratch take at most work_mem, as much
+// again as the bitmap may.
+constexpr Size kSortedBatchMin = 256;  // fewer TIDs are added in the order they came
 
 // LSD radix sort of packed TIDs by block (two 16-bit digits); returns the sorted buffer.
 uint64 *sort_by_block(uint64 *tids, uint64 *scratch, Size n) {
@@ -132,31 +134,29 @@ uint64 *sort_by_block(uint64 *tids, uint64 *scratch, Size n) {
 void flush_to_bitmap(ProbeQuery *q) {
     const Size n = q->tbm_batched;
     if (n == 0) return;
-    uint64 *sorted = q->tbm_batch;
-    uint64 *scratch = nullptr;
-    if (n >= kSortedBatchMin) {
-        scratch = static_cast<uint64 *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(uint64)));
-        sorted = sort_by_block(q->tbm_batch, scratch, n);
+    uint64 *packed = n >= kSortedBatchMin ? sort_by_block(q->tbm_batch, q->tbm_scratch, n) : q->tbm_batch;
+    // Unpacked in place: TID i (6 bytes) lands at or before packed TID i (8 bytes), which is read first.
+    ItemPointerData *tids = reinterpret_cast<ItemPointerData *>(packed);
+    for (Size i = 0; i < n; ++i) {
+        const uint64 tid = packed[i];
+        ItemPointerSet(&tids[i], static_cast<BlockNumber>(tid >> 16), static_cast<OffsetNumber>(tid & 0xFFFF));
     }
-    ItemPointerData *tids = static_cast<ItemPointerData *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(ItemPointerData)));
-    for (Size i = 0; i < n; ++i)
-        ItemPointerSet(&tids[i], static_cast<BlockNumber>(sorted[i] >> 16), static_cast<OffsetNumber>(sorted[i] & 0xFFFF));
     tbm_add_tuples(q->tbm, tids, static_cast<int>(n), false);
-    pfree(tids);
-    if (scratch) pfree(scratch);
     q->tbm_batched = 0;
 }
 
 void add_to_bitmap(ProbeQuery *q, ItemPointer tid) {
     if (q->tbm_batched == q->tbm_capacity) {
-        const Size limit = Max(static_cast<Size>(work_mem) * 1024 / (2 * sizeof(uint64) + sizeof(ItemPointerData)), kSortedBatchMin);
+        const Size limit = Max(static_cast<Size>(work_mem) * 1024 / (2 * sizeof(uint64)), kSortedBatchMin);
         if (q->tbm_capacity >= limit) {
             flush_to_bitmap(q);
         } else {
             q->tbm_capacity = Min(q->tbm_capacity ? q->tbm_capacity * 2 : 64, limit);
-            q->tbm_batch = static_cast<uint64 *>(
-                q->tbm_batch ? repalloc_huge(q->tbm_batch, q->tbm_capacity * sizeof(uint64))
-                             : MemoryContextAllocHuge(CurrentMemoryContext, q->tbm_capacity * sizeof(uint64)));
+            const Size bytes = q->tbm_capacity * sizeof(uint64);
+            q->tbm_batch = static_cast<uint64 *>(q->tbm_batch ? repalloc_huge(q->tbm_batch, bytes)
+                                                              : MemoryContextAllocHuge(CurrentMemoryContext, bytes));
+            q->tbm_scratch = static_cast<uint64 *>(q->tbm_scratch ? repalloc_huge(q->tbm_scratch, bytes)
+                                                                  : MemoryContextAllocHuge(CurrentMemoryContext, bytes));
         }
     }
     q->tbm_batch[q->tbm_batched++] =
@@ -271,11 +271,6 @@ void search_copy(ProbeQuery *q, const SimhashCachedChain *copy) {
                                   visit_copy_entry, &search);
 }
 
-// The table-0 page that holds the entry at position `pos`, through the map pages.
-BlockNumber table0_page(Relation index, ProbeQuery *q, uint32 pos) {
-    return simhash_cached_table0_block(index, &q->cached_run, pos / SIMHASH_ENTRIES_PER_PAGE);
-}
-
 // A candidate whose block t equals the probed value: verify, deduplicate, emit.
 void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidate) {
     const int64 fp = candidate.fp;
@@ -300,7 +295,7 @@ void fetch_and_consider(Relation index, ProbeQuery *q, int t, const uint32 *posi
         BlockNumber blknos[kFetchBatch];
         Buffer buffers[kFetchBatch];
         for (Size i = 0; i < count; ++i) {
-            blknos[i] = table0_page(index, q, positions[first + i]);
+            blknos[i] = simhash_cached_table0_block(index, &q->cached_run, positions[first + i] / SIMHASH_ENTRIES_PER_PAGE);
             simhash_prefetch_buffer_header(index, blknos[i]);
         }
         for (Size i = 0; i < count; ++i) {
@@ -668,7 +663,6 @@ void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey order
         so->order_center = so->order_null ? 0 : DatumGetInt64(order->sk_argument);
     }
     so->done_radius = -1;
-    so->ring_tables = 0;
     so->exhausted = false;
     so->nitems = 0;
 }
@@ -724,6 +718,7 @@ int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm) {
     collect(scan, q);
     flush_to_bitmap(q);
     if (q->tbm_batch) pfree(q->tbm_batch);
+    if (q->tbm_scratch) pfree(q->tbm_scratch);
     const int64 found = q->found;
     pfree(q);
     return found;

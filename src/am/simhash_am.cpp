@@ -157,10 +157,6 @@ int simhash_run_tables(int tables_option, double entries) {
     return simhash::auto_block_count(static_cast<uint64>(Max(entries, 1.0)));
 }
 
-int simhash_nominal_tables(int tables_option) {
-    return tables_option == SIMHASH_AUTO_TABLES ? SIMHASH_DEFAULT_TABLES : tables_option;
-}
-
 int simhash_ring_tables(const SimhashMetaData *meta) {
     return meta->nruns > 0 ? meta->runs[0].ntables : meta->ntables;
 }
@@ -180,13 +176,13 @@ void simhash_init_page(Page page, uint16 flags) {
     opaque->page_id = SIMHASH_PAGE_ID;
 }
 
-void simhash_fill_metapage(Page page, int ntables) {
+void simhash_fill_metapage(Page page, int tables_option) {
     simhash_init_page(page, SIMHASH_META);
     SimhashMetaData *meta = SimhashPageGetMeta(page);
     memset(meta, 0, sizeof(SimhashMetaData));
     meta->magic = SIMHASH_MAGIC;
     meta->version = SIMHASH_VERSION;
-    meta->ntables = static_cast<uint16>(ntables);
+    meta->ntables = static_cast<uint16>(tables_option == SIMHASH_AUTO_TABLES ? SIMHASH_DEFAULT_TABLES : tables_option);
     // Relation file numbers can come back after a DROP; this cannot, in practice.
     meta->index_id = pg_prng_uint64(&pg_global_prng_state) ^ static_cast<uint64>(GetCurrentTimestamp());
     meta->pending_head = meta->pending_tail = InvalidBlockNumber;

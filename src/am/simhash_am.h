@@ -222,8 +222,8 @@ struct SimhashRetired {
 struct SimhashMetaData {
     uint32 magic;
     uint32 version;
-    uint16 ntables;       // the build's run's tables (an empty build: the tables option, 4 for auto);
-                          // every run carries its own
+    uint16 ntables;       // the tables option's count when the index was built (4 for auto); every
+                          // run carries its own, and this counts only while there is none
     uint16 unused;
     uint32 nruns;
     BlockNumber pending_head, pending_tail;
@@ -306,13 +306,12 @@ inline int simhash_distance(int64 a, int64 b) {
 int simhash_tables_option(Relation index);
 // The tables of a run of `entries` entries written under that option (core/blocks.h chooses for auto).
 int simhash_run_tables(int tables_option, double entries);
-// The metapage's tables of an index with no run yet: the option's count, SIMHASH_DEFAULT_TABLES for auto.
-int simhash_nominal_tables(int tables_option);
 // The tables ordered scans step their rings by: the largest run's.
 int simhash_ring_tables(const SimhashMetaData *meta);
 int simhash_pending_limit(Relation index);
 void simhash_init_page(Page page, uint16 flags);
-void simhash_fill_metapage(Page page, int ntables);
+// A new metapage; its tables: the tables option's count, SIMHASH_DEFAULT_TABLES for auto.
+void simhash_fill_metapage(Page page, int tables_option);
 void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 expected_flags);
 SimhashMetaData *simhash_check_meta(Relation index, Page page);
 // Copies the (checked) metapage into *meta under a share lock, released on return.
