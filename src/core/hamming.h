@@ -28,6 +28,16 @@ size_t select_within_radius(const uint64_t *fingerprints, size_t n, uint64_t que
 size_t select_keys_within(const uint32_t *keys, size_t stride, size_t n, uint32_t lead, uint32_t lead_mask,
                           uint32_t query, int budget, uint32_t *matches);
 
+// The kernels behind the two selections: "avx512" (AVX-512 with VPOPCNTDQ: 8 fingerprints or 16
+// keys an instruction) where the CPU has it, else "scalar"; chosen once, when the library loads.
+const char *select_kernel_name();
+
+// The scalar kernels, whatever the CPU (the unit tests hold both kernels to the same definition).
+size_t select_within_radius_scalar(const uint64_t *fingerprints, size_t n, uint64_t query, int radius,
+                                   uint32_t *matches);
+size_t select_keys_within_scalar(const uint32_t *keys, size_t stride, size_t n, uint32_t lead, uint32_t lead_mask,
+                                 uint32_t query, int budget, uint32_t *matches);
+
 int popcount_portable(uint64_t x);
 
 // How many `bits`-bit values lie within `radius` bits of a given one: sum_{i <= radius} C(bits, i),

@@ -26,7 +26,18 @@ TEST(Hamming, KernelIsReported) {
     const std::string name = simhash::popcount_kernel_name();
     std::printf("[ MEASURE  ] popcount kernel: %s\n", name.c_str());
     EXPECT_TRUE(name == "popcnt" || name == "portable" || name == "builtin") << name;
+    const std::string select = simhash::select_kernel_name();
+    std::printf("[ MEASURE  ] selection kernel: %s\n", select.c_str());
+    EXPECT_TRUE(select == "avx512" || select == "scalar") << select;
 }
+
+namespace {
+// The kernel chosen for this CPU, and the scalar one: both must meet the same definition.
+using SelectWithinRadius = size_t (*)(const uint64_t *, size_t, uint64_t, int, uint32_t *);
+using SelectKeysWithin = size_t (*)(const uint32_t *, size_t, size_t, uint32_t, uint32_t, uint32_t, int, uint32_t *);
+const SelectWithinRadius kRadiusKernels[] = {simhash::select_within_radius, simhash::select_within_radius_scalar};
+const SelectKeysWithin kKeyKernels[] = {simhash::select_keys_within, simhash::select_keys_within_scalar};
+}  // namespace
 
 TEST(Hamming, PortablePopcountIsExact) {
     std::mt19937_64 rng(1);
@@ -76,15 +87,18 @@ TEST(Hamming, SelectWithinRadiusForEveryRadius) {
     fps.push_back(0);
     fps.push_back(~uint64_t{0});
     fps.push_back(bits_of(INT64_MIN));
+    for (SelectWithinRadius select : kRadiusKernels)
     for (uint64_t q : {query, uint64_t{0}, ~uint64_t{0}}) {
         for (int radius = -1; radius <= 64; ++radius) {
-            // Every prefix length, so the vectorized loop's tails are covered too.
-            for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{65}, fps.size()}) {
+            // Every prefix length around the vector widths, so the vectorized loops' tails are covered.
+            for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{15}, size_t{16},
+                             size_t{17}, size_t{65}, fps.size()}) {
                 std::vector<uint32_t> expected;
                 for (size_t i = 0; i < n; ++i)
                     if (popcount_portable(fps[i] ^ q) <= radius) expected.push_back(static_cast<uint32_t>(i));
                 std::vector<uint32_t> matches(n + 1, 0xDEADBEEFu);
-                const size_t found = simhash::select_within_radius(fps.data(), n, q, radius, matches.data());
+                const size_t found = select(fps.data(), n, q, radius, matches.data());
+                ASSERT_EQ(matches[n], 0xDEADBEEFu) << "wrote past n: radius " << radius << " n " << n;
                 matches.resize(found);
                 ASSERT_EQ(matches, expected) << "radius " << radius << " n " << n;
             }
@@ -109,7 +123,12 @@ TEST(SelectKeysWithin, MatchesTheDefinition) {
         pairs.push_back(key);
         pairs.push_back(static_cast<uint32_t>(i));  // the position, never read as a key
     }
-    const size_t n = pairs.size() / 2;
+    const size_t all = pairs.size() / 2;
+    std::vector<uint32_t> keys;  // the same keys with stride 1, as a run's copy holds them
+    for (size_t i = 0; i < all; ++i) keys.push_back(pairs[2 * i]);
+    for (SelectKeysWithin select : kKeyKernels)
+    for (size_t stride : {size_t{1}, size_t{2}})
+    for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{33}, all})
     for (int lead_bits : {0, 1, 4, 9, 16}) {
         const uint32_t mask = lead_bits == 0 ? 0 : ~uint32_t{0} << (32 - lead_bits);
         for (uint32_t lead : {query, ~query, uint32_t{0}}) {
@@ -118,11 +137,12 @@ TEST(SelectKeysWithin, MatchesTheDefinition) {
                 for (size_t i = 0; i < n; ++i)
                     if (((pairs[2 * i] ^ lead) & mask) == 0 && popcount_portable(pairs[2 * i] ^ query) <= budget)
                         expected.push_back(static_cast<uint32_t>(i));
-                std::vector<uint32_t> matches(n, 0xDEADBEEFu);
-                const size_t found =
-                    simhash::select_keys_within(pairs.data(), 2, n, lead, mask, query, budget, matches.data());
+                std::vector<uint32_t> matches(n + 1, 0xDEADBEEFu);
+                const size_t found = select(stride == 1 ? keys.data() : pairs.data(), stride, n, lead, mask, query,
+                                            budget, matches.data());
+                ASSERT_EQ(matches[n], 0xDEADBEEFu) << "wrote past n: " << n;
                 matches.resize(found);
-                ASSERT_EQ(matches, expected) << lead_bits << " " << budget;
+                ASSERT_EQ(matches, expected) << lead_bits << " " << budget << " n " << n << " stride " << stride;
             }
         }
     }
