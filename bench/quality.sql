@@ -225,6 +225,45 @@ JOIN fingerprints fa ON fa.doc_id = d.doc_id JOIN fingerprints fo ON fo.doc_id =
 JOIN configs c ON c.cfg = fa.cfg AND c.name = 'word 2, set'
 GROUP BY 1, 2 ORDER BY 1, 3;
 
+-- SimHash's distance, predicted. With distinct shingles voting once, bit i of two fingerprints
+-- differs with probability theta / pi, theta the angle between their shingle sets (cos theta =
+-- |A n B| / sqrt(|A| |B|), the product of the two containments' square roots), and each bit takes
+-- its own hash bit of every shingle, so a pair's distance is Binomial(64, theta / pi): the
+-- features alone fix the recall of hamming <= k, whatever the hash. Precision is at most 1, so
+-- no SimHash of these features reaches an F1 above 2R / (1 + R) at k <= 8, R its recall at k = 8.
+CREATE FUNCTION pg_temp.within_k(p float8, k int) RETURNS float8 LANGUAGE sql IMMUTABLE AS $$
+    SELECT sum((factorial(64) / (factorial(i) * factorial(64 - i)))::float8 * p ^ i * (1 - p) ^ (64 - i))
+    FROM generate_series(0, k) i
+$$;
+CREATE TEMP TABLE true_pair_angles AS
+SELECT c.cfg, c.name, p.source, p.a, p.b, hamming(fa.fp, fb.fp) AS bits,
+       acos(least(1, sqrt(shingle_containment(da.body, db.body, c.unit, c.size)
+                          * shingle_containment(db.body, da.body, c.unit, c.size)))) / pi() AS p_bit
+FROM pairs p JOIN docs da ON da.doc_id = p.a JOIN docs db ON db.doc_id = p.b
+JOIN configs c ON c.weighting = 'set'
+JOIN fingerprints fa ON fa.doc_id = p.a AND fa.cfg = c.cfg JOIN fingerprints fb ON fb.doc_id = p.b AND fb.cfg = c.cfg
+WHERE p.truth;
+
+\echo '== SimHash predicted from the shingle sets (distance ~ Binomial(64, theta / pi)) against measured, true pairs of all sources'
+SELECT name AS features, count(*) AS true_pairs,
+       round(avg(64 * p_bit)::numeric, 1) AS predicted_mean_bits, round(avg(bits), 1) AS measured_mean_bits,
+       round(avg(pg_temp.within_k(p_bit, 8))::numeric, 3) AS predicted_recall_k8,
+       round(avg((bits <= 8)::int), 3) AS measured_recall_k8,
+       round(avg(pg_temp.within_k(p_bit, 14))::numeric, 3) AS predicted_recall_k14,
+       round(avg((bits <= 14)::int), 3) AS measured_recall_k14,
+       round((2 * avg(pg_temp.within_k(p_bit, 8)) / (1 + avg(pg_temp.within_k(p_bit, 8))))::numeric, 3) AS f1_bound_k_le_8,
+       round(avg((p_bit <= 0.11)::int), 3) AS share_cos_ge_0_94
+FROM true_pair_angles GROUP BY cfg, name ORDER BY f1_bound_k_le_8 DESC;
+
+\echo '== Distance of two documents by the share of their shingles in common (equal sizes: cos theta = 2J / (1 + J))'
+SELECT j AS jaccard, round((2 * j / (1 + j))::numeric, 3) AS cos_theta,
+       round((64 * acos(2 * j / (1 + j)) / pi())::numeric, 1) AS mean_bits,
+       round(pg_temp.within_k(acos(2 * j / (1 + j)) / pi(), 3)::numeric, 3) AS within_3,
+       round(pg_temp.within_k(acos(2 * j / (1 + j)) / pi(), 8)::numeric, 3) AS within_8,
+       round(pg_temp.within_k(acos(2 * j / (1 + j)) / pi(), 12)::numeric, 3) AS within_12,
+       round(pg_temp.within_k(acos(2 * j / (1 + j)) / pi(), 16)::numeric, 3) AS within_16
+FROM unnest(ARRAY[0.98, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5, 0.3]::float8[]) AS j;
+
 -- MinHash (128 slots) and the exact Jaccard of the same shingles. The exact detector is
 -- computed for pairs whose estimate is at least 0.1: with 128 slots, a pair of exact Jaccard
 -- 0.3 or more estimates under 0.1 with a probability below 10^-6, and no threshold below 0.3

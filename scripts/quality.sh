@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Quality evaluation (numbers, not a test): precision, recall and F1 of SimHash (every feature set
-# and vote weighting, IDF weights), MinHash, exact Jaccard and the verified hybrid on four sources
-# of real text that Debian ships (bench/quality.sql describes them). Deterministic for a given set
+# and vote weighting, IDF weights; distances predicted from the shingles pairs share), MinHash,
+# exact Jaccard and the verified hybrid on four sources of real text that Debian ships
+# (bench/quality.sql describes them). Deterministic for a given set
 # of installed packages (the copyright source reads the machine's /usr/share/doc). Leaves nothing
-# running. About a minute of queries on 2 cores after the build.
+# running. About two minutes of queries on 2 cores after the build.
 source "$(dirname "$0")/common.sh"
 DEBIAN_PACKAGES+=(debian-faq debian-faq-zh-cn debian-reference-zh-cn)
 install_packages
