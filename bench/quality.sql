@@ -2,7 +2,8 @@
 -- (`hamming(a, b) <= k`, k = 0..16) under every feature set and vote weighting, of MinHash
 -- (`minhash_jaccard >= t` on every pair, and LSH through `minhash_pairs`), of an exact Jaccard
 -- detector, and of the verified hybrid (SimHash candidates at a generous radius, kept when their
--- exact Jaccard passes a threshold), per source and overall.
+-- exact Jaccard or MinHash estimate passes a threshold, also timed as an application runs it), per
+-- source and overall.
 --
 -- Four sources of text that Debian ships (scripts/quality.sh installs them):
 --   faq-en        sections of the Debian FAQ in English (debian-faq)
@@ -314,26 +315,63 @@ SELECT k.k AS candidates_within, th.th AS jaccard_at_least,
 FROM hybrid_candidates h, (VALUES (12), (16), (20)) k(k), (VALUES (0.2), (0.3), (0.4), (0.5)) th(th)
 GROUP BY k.k, th.th ORDER BY 1, 2;
 
+-- Timed pair finders, as an application runs them: every pair each method reports, and its time
+-- per source, by family; one summary for both families.
+CREATE TEMP TABLE timed_pairs (family text, ord int, method text, a int, b int, ms float8);
+CREATE INDEX ON signatures (doc_id, mcfg);
+CREATE FUNCTION pg_temp.timed_quality(which text)
+RETURNS TABLE (method text, reported_pairs bigint, "precision" numeric, recall numeric, f1 numeric, ms_all_sources numeric)
+LANGUAGE sql AS $$
+    SELECT l.method,
+           count(p.a),
+           round(count(p.a) FILTER (WHERE p.truth)::numeric / nullif(count(p.a), 0), 3),
+           round(count(p.a) FILTER (WHERE p.truth)::numeric / (SELECT sum(t) FROM truths), 3),
+           pg_temp.f1(count(p.a) FILTER (WHERE p.truth), count(p.a) FILTER (WHERE NOT p.truth), (SELECT sum(t) FROM truths)),
+           round((SELECT sum(ms) FROM timed_pairs m WHERE m.family = which AND m.method = l.method)::numeric)
+    FROM timed_pairs l LEFT JOIN pairs p ON p.a = l.a AND p.b = l.b
+    WHERE l.family = which AND l.a IS NOT NULL GROUP BY l.ord, l.method ORDER BY l.ord
+$$;
+
+\echo '== The verified hybrid as an application runs it, timed: simhash_pairs over each source''s default fingerprints, each candidate kept when its exact shingle_jaccard (word 3) or the MinHash estimate of the stored signatures (word 3, 128 slots) passes; and SimHash alone; overall'
+DO $$
+DECLARE r record; src text; t0 timestamptz;
+BEGIN
+  FOR r IN SELECT * FROM (VALUES (1, 'simhash alone, k = 14', 14, NULL::float8, NULL),
+                                 (2, 'k = 12, exact jaccard >= 0.3', 12, 0.3, 'exact'),
+                                 (3, 'k = 16, exact jaccard >= 0.4', 16, 0.4, 'exact'),
+                                 (4, 'k = 20, exact jaccard >= 0.4', 20, 0.4, 'exact'),
+                                 (5, 'k = 16, minhash estimate >= 0.4', 16, 0.4, 'minhash'),
+                                 (6, 'k = 20, minhash estimate >= 0.4', 20, 0.4, 'minhash')) m(ord, method, k, th, verify) LOOP
+    FOR src IN SELECT DISTINCT source FROM docs ORDER BY 1 LOOP
+      t0 := clock_timestamp();
+      INSERT INTO timed_pairs
+      SELECT 'hybrid', r.ord, r.method, least(p.id_a, p.id_b), greatest(p.id_a, p.id_b), NULL
+      FROM simhash_pairs(format('SELECT f.doc_id::bigint, f.fp FROM fingerprints f JOIN docs d USING (doc_id) JOIN configs c USING (cfg)
+                                 WHERE c.name = %L AND d.source = %L', 'word 2, set', src), r.k) p
+      WHERE CASE r.verify
+              WHEN 'exact' THEN shingle_jaccard((SELECT body FROM docs WHERE doc_id = p.id_a),
+                                                (SELECT body FROM docs WHERE doc_id = p.id_b)) >= r.th
+              WHEN 'minhash' THEN minhash_jaccard((SELECT sig FROM signatures WHERE doc_id = p.id_a AND mcfg = 3),
+                                                  (SELECT sig FROM signatures WHERE doc_id = p.id_b AND mcfg = 3)) >= r.th
+              ELSE true END;
+      INSERT INTO timed_pairs VALUES ('hybrid', r.ord, r.method, NULL, NULL, extract(epoch FROM clock_timestamp() - t0) * 1000);
+    END LOOP;
+  END LOOP;
+END $$;
+SELECT * FROM pg_temp.timed_quality('hybrid');
+
 \echo '== MinHash LSH alone: minhash_pairs over word 3 signatures (128 slots) of each source, bands and rows chosen for the threshold; overall'
-CREATE TEMP TABLE lsh_pairs (th numeric, a int, b int, ms float8);
 DO $$
 DECLARE th numeric; src text; t0 timestamptz;
 BEGIN
   FOREACH th IN ARRAY ARRAY[0.3, 0.4, 0.5, 0.6, 0.8] LOOP
     FOR src IN SELECT DISTINCT source FROM docs ORDER BY 1 LOOP
       t0 := clock_timestamp();
-      INSERT INTO lsh_pairs
-      SELECT th, least(p.id_a, p.id_b), greatest(p.id_a, p.id_b), NULL
+      INSERT INTO timed_pairs
+      SELECT 'lsh', (th * 10)::int, 'threshold ' || th, least(p.id_a, p.id_b), greatest(p.id_a, p.id_b), NULL
       FROM minhash_pairs(format('SELECT g.doc_id::bigint, g.sig FROM signatures g JOIN docs d USING (doc_id) WHERE g.mcfg = 3 AND d.source = %L', src), th::float8) p;
-      INSERT INTO lsh_pairs VALUES (th, NULL, NULL, extract(epoch FROM clock_timestamp() - t0) * 1000);
+      INSERT INTO timed_pairs VALUES ('lsh', (th * 10)::int, 'threshold ' || th, NULL, NULL, extract(epoch FROM clock_timestamp() - t0) * 1000);
     END LOOP;
   END LOOP;
 END $$;
-SELECT l.th AS threshold,
-       count(p.a) AS reported_pairs,
-       round(count(p.a) FILTER (WHERE p.truth)::numeric / nullif(count(p.a), 0), 3) AS precision,
-       round(count(p.a) FILTER (WHERE p.truth)::numeric / (SELECT sum(t) FROM truths), 3) AS recall,
-       pg_temp.f1(count(p.a) FILTER (WHERE p.truth), count(p.a) FILTER (WHERE NOT p.truth), (SELECT sum(t) FROM truths)) AS f1,
-       round((SELECT sum(ms) FROM lsh_pairs m WHERE m.th = l.th)::numeric) AS ms_all_sources
-FROM lsh_pairs l LEFT JOIN pairs p ON p.a = l.a AND p.b = l.b
-WHERE l.a IS NOT NULL GROUP BY l.th ORDER BY 1;
+SELECT * FROM pg_temp.timed_quality('lsh');
