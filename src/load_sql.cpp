@@ -1,4 +1,4 @@
-// Deduplication on load (issue 4): the trigger function simhash_dedup() and the lock helper
+// Deduplication on load: the trigger function simhash_dedup() and the lock helper
 // simhash_lock_neighbourhood().
 //
 // A BEFORE INSERT OR UPDATE ... FOR EACH ROW trigger, per row:
