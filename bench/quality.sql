@@ -244,8 +244,30 @@ FROM pairs p JOIN docs da ON da.doc_id = p.a JOIN docs db ON db.doc_id = p.b
 JOIN configs c ON c.weighting = 'set'
 JOIN fingerprints fa ON fa.doc_id = p.a AND fa.cfg = c.cfg JOIN fingerprints fb ON fb.doc_id = p.b AND fb.cfg = c.cfg
 WHERE p.truth;
+-- Real-valued votes (IDF weights) follow the same law with theta the angle between the two weight
+-- vectors: each document's weight of each distinct shingle, (1 + ln tf) * ln(N / df) from its
+-- source's dictionary, as simhash(body, idf) votes.
+CREATE TEMP TABLE idf_weights AS
+SELECT t.doc_id, t.cfg, t.shingle, (1 + ln(t.tf)) * shingle_idf_weight(i.idf, t.shingle) AS w
+FROM (SELECT d.doc_id, d.source, c.cfg, s.shingle, count(*) AS tf
+      FROM docs d JOIN configs c ON c.weighting = 'idf', unnest(simhash_shingles(d.body, c.unit, c.size)) s(shingle)
+      GROUP BY 1, 2, 3, 4) t
+JOIN idf_dicts i ON i.source = t.source AND i.cfg = t.cfg;
+CREATE INDEX ON idf_weights (doc_id, cfg);
+ANALYZE idf_weights;
+INSERT INTO true_pair_angles
+SELECT c.cfg, c.name, p.source, p.a, p.b, hamming(fa.fp, fb.fp),
+       CASE WHEN v.norms > 0 THEN acos(least(1, greatest(-1, v.dot / sqrt(v.norms)))) / pi() ELSE 0.5 END
+FROM pairs p JOIN configs c ON c.weighting = 'idf'
+JOIN fingerprints fa ON fa.doc_id = p.a AND fa.cfg = c.cfg JOIN fingerprints fb ON fb.doc_id = p.b AND fb.cfg = c.cfg
+CROSS JOIN LATERAL (
+    SELECT coalesce((SELECT sum(wa.w * wb.w) FROM idf_weights wa JOIN idf_weights wb USING (shingle)
+                     WHERE wa.doc_id = p.a AND wa.cfg = c.cfg AND wb.doc_id = p.b AND wb.cfg = c.cfg), 0) AS dot,
+           coalesce((SELECT sum(w * w) FROM idf_weights WHERE doc_id = p.a AND cfg = c.cfg), 0)
+           * coalesce((SELECT sum(w * w) FROM idf_weights WHERE doc_id = p.b AND cfg = c.cfg), 0) AS norms) v
+WHERE p.truth;
 
-\echo '== SimHash predicted from the shingle sets (distance ~ Binomial(64, theta / pi)) against measured, true pairs of all sources'
+\echo '== SimHash predicted from the shingles (distance ~ Binomial(64, theta / pi)) against measured, true pairs of all sources'
 SELECT name AS features, count(*) AS true_pairs,
        round(avg(64 * p_bit)::numeric, 1) AS predicted_mean_bits, round(avg(bits), 1) AS measured_mean_bits,
        round(avg(pg_temp.within_k(p_bit, 8))::numeric, 3) AS predicted_recall_k8,

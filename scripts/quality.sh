@@ -4,7 +4,7 @@
 # exact Jaccard and the verified hybrid on four sources of real text that Debian ships
 # (bench/quality.sql describes them). Deterministic for a given set
 # of installed packages (the copyright source reads the machine's /usr/share/doc). Leaves nothing
-# running. About two minutes of queries on 2 cores after the build.
+# running. About three minutes of queries on 2 cores after the build.
 source "$(dirname "$0")/common.sh"
 DEBIAN_PACKAGES+=(debian-faq debian-faq-zh-cn debian-reference-zh-cn)
 install_packages
