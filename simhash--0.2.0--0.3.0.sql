@@ -442,11 +442,15 @@ DECLARE
   dependent record;
 BEGIN
   FOR dependent IN
-    SELECT DISTINCT pg_describe_object(d.classid, d.objid, d.objsubid) AS object
+    -- Every operator qualified, the constants cast to oid: an operator of the extension's schema
+    -- (which the database owner may create in) taking (oid, regclass) would be chosen before
+    -- pg_catalog's, and run with the rights of the superuser who updates.
+    SELECT DISTINCT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) AS object
     FROM pg_catalog.pg_depend d
-    WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
-      AND d.refobjid = '@extschema@.simhash(text, text, integer)'::pg_catalog.regprocedure
-      AND d.classid IN ('pg_catalog.pg_class'::pg_catalog.regclass, 'pg_catalog.pg_attrdef'::pg_catalog.regclass)
+    WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+      AND d.refobjid OPERATOR(pg_catalog.=) '@extschema@.simhash(text, text, integer)'::pg_catalog.regprocedure::pg_catalog.oid
+      AND (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+           OR d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid)
     ORDER BY 1
   LOOP
     RAISE WARNING '% holds fingerprints computed by simhash(text) of 0.2.0', dependent.object

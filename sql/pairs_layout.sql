@@ -106,6 +106,9 @@ FROM (VALUES (0.5), (0.8)) v(t), LATERAL minhash_lsh_parameters(t, 64) l ORDER B
 SELECT count(*) FROM minhash_pairs_distributed('layout_sigs', 'id', 'signature', 0.5);
 SELECT minhash_band_key('{1,2,3}', 2, 1);
 SELECT minhash_pairs_agg(id, signature, 0.5, 4, (id % 2)::integer) FROM layout_sigs;
+-- The last band number, whose end (band + 1) * rows does not fit in an integer.
+SELECT minhash_band_key('{1,2,3}', 1, 2147483647);
+SELECT minhash_pairs_agg(id, signature, 0.5, 1, 2147483647) FROM layout_sigs;
 SELECT * FROM minhash_lsh_parameters(0, 64);
 SELECT * FROM minhash_pairs_distributed('layout_sigs', 'id', 'signature', 0.5, 4);
 DROP FUNCTION layout_minhash_pairs(float8, integer, integer);

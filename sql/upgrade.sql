@@ -77,12 +77,30 @@ CREATE EXTENSION simhash VERSION '0.2.0';
 CREATE TABLE pages (body text, fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
 CREATE INDEX pages_fp_expression ON pages (simhash(body, 'char', 4));
 INSERT INTO pages VALUES ('the cat sat on the mat');
+-- The update script runs as a superuser with the extension's schema first on its search_path,
+-- a schema others (a database owner) may create in: operators planted there that match its
+-- catalog query's argument types exactly must not be chosen over pg_catalog's.
+CREATE FUNCTION public.planted_eq_class(oid, regclass) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE WARNING 'planted operator ran as %', current_user;
+    RETURN $1 OPERATOR(pg_catalog.=) $2::oid;
+END $$;
+CREATE FUNCTION public.planted_eq_procedure(oid, regprocedure) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE WARNING 'planted operator ran as %', current_user;
+    RETURN $1 OPERATOR(pg_catalog.=) $2::oid;
+END $$;
+CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regclass, FUNCTION = public.planted_eq_class);
+CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regprocedure, FUNCTION = public.planted_eq_procedure);
 SET client_min_messages = notice;
 \set VERBOSITY default
 ALTER EXTENSION simhash UPDATE TO '0.3.0';
 \set VERBOSITY terse
 SET client_min_messages = warning;
 SELECT fp = simhash(body, 'word', 3, 'count') AS stored_is_old, fp = simhash(body) AS stored_is_new FROM pages;
+DROP OPERATOR public.= (oid, regclass);
+DROP OPERATOR public.= (oid, regprocedure);
+DROP FUNCTION public.planted_eq_class(oid, regclass), public.planted_eq_procedure(oid, regprocedure);
 
 \c contrib_regression
 DROP DATABASE simhash_upgrade;

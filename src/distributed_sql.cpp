@@ -221,7 +221,7 @@ SIMHASH_FUNCTION(simhash_pairs_agg_finalfn) {
 namespace {
 
 void check_band(int slots, int32 rows, int32 band) {
-    if (rows < 1 || band < 0 || static_cast<int64>(band + 1) * rows > slots)
+    if (rows < 1 || band < 0 || (static_cast<int64>(band) + 1) * rows > slots)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("band %d of %d slots lies outside a signature of %d slots", band, rows, slots),
                         errhint("Take bands and rows from minhash_lsh_parameters(threshold, slots).")));

@@ -41,6 +41,7 @@ extern "C" {
 #include "access/htup_details.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/partition.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
@@ -60,6 +61,7 @@ extern "C" {
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 }
 
 namespace {
@@ -102,6 +104,11 @@ struct DedupEntry {
     char *query;      // in TopMemoryContext
     SPIPlanPtr plan;  // saved
     Oid index;        // a simhash index the trigger scans itself (see direct_check), or InvalidOid
+    // The transaction in which the table's TRIGGER grantees were last checked (check_trigger_creators),
+    // and the transaction and user for whom 'mark' was last allowed (check_mark_reader).
+    LocalTransactionId creators_checked;
+    LocalTransactionId mark_checked;
+    Oid mark_checked_user;
 };
 
 HTAB *dedup_entries = nullptr;
@@ -352,8 +359,99 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
         entry->plan = nullptr;
         entry->index = InvalidOid;
     }
-    if (entry->stale || entry->relid != RelationGetRelid(rel)) prepare_entry(entry, trigger, rel, trigger_function);
+    if (entry->stale || entry->relid != RelationGetRelid(rel)) {
+        // Privileges and grants may have changed with the table: checked again before the next row.
+        entry->creators_checked = InvalidLocalTransactionId;
+        entry->mark_checked = InvalidLocalTransactionId;
+        // Planned as the owner, who runs it: a loader that reaches the table through a view needs
+        // no rights on the table's schema.
+        Oid save_userid;
+        int save_sec;
+        GetUserIdAndSecContext(&save_userid, &save_sec);
+        SetUserIdAndSecContext(rel->rd_rel->relowner,
+                               save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+        prepare_entry(entry, trigger, rel, trigger_function);
+        SetUserIdAndSecContext(save_userid, save_sec);
+    }
     return entry;
+}
+
+// A role other than `owner` (and not acting as it: neither a member with its privileges nor a
+// superuser) that holds the TRIGGER privilege on `relid`, into *grantee (ACL_ID_PUBLIC, which is 0, for
+// PUBLIC); false if there is none.
+bool foreign_trigger_grantee(Oid relid, Oid owner, Oid *grantee) {
+    HeapTuple class_tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+    if (!HeapTupleIsValid(class_tuple)) elog(ERROR, "cache lookup failed for relation %u", relid);
+    bool isnull;
+    const Datum acl_datum = SysCacheGetAttr(RELOID, class_tuple, Anum_pg_class_relacl, &isnull);
+    bool found = false;
+    if (!isnull) {  // no ACL: the default, every privilege to the owner only
+        Acl *acl = DatumGetAclP(acl_datum);
+        const AclItem *items = ACL_DAT(acl);
+        for (int i = 0; i < ACL_NUM(acl) && !found; ++i)
+            if ((ACLITEM_GET_PRIVS(items[i]) & ACL_TRIGGER) != 0 &&
+                (items[i].ai_grantee == ACL_ID_PUBLIC || !has_privs_of_role(items[i].ai_grantee, owner))) {
+                *grantee = items[i].ai_grantee;
+                found = true;
+            }
+        if (reinterpret_cast<Pointer>(acl) != DatumGetPointer(acl_datum)) pfree(acl);
+    }
+    ReleaseSysCache(class_tuple);
+    return found;
+}
+
+// The trigger's arguments choose what its check reads as the table owner (which column is the
+// fingerprint, which key 'mark' copies into the new row, the radius), so they must come from the
+// owner: a role that may create triggers on the table but cannot read it would otherwise read any
+// column through a trigger of its own. Refused while another role (or PUBLIC) holds the TRIGGER
+// privilege on the table, or on a partitioned table above it (whose triggers are cloned onto it).
+void check_trigger_creators(Relation rel) {
+    const Oid owner = rel->rd_rel->relowner;
+    List *relids = rel->rd_rel->relispartition ? get_partition_ancestors(RelationGetRelid(rel)) : NIL;
+    relids = lcons_oid(RelationGetRelid(rel), relids);
+    Oid grantee = InvalidOid, granted_on = InvalidOid;
+    ListCell *cell;
+    foreach (cell, relids) {
+        if (foreign_trigger_grantee(lfirst_oid(cell), owner, &grantee)) {
+            granted_on = lfirst_oid(cell);
+            break;
+        }
+    }
+    list_free(relids);
+    if (!OidIsValid(granted_on)) return;
+    const char *table = quote_qualified_identifier(get_namespace_name(get_rel_namespace(granted_on)),
+                                                   get_rel_name(granted_on));
+    const char *role = grantee == ACL_ID_PUBLIC ? "PUBLIC" : quote_identifier(GetUserNameFromId(grantee, false));
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("simhash_dedup: role %s may create triggers on table %s, whose owner runs the check", role,
+                           table),
+                    errdetail("The trigger's check runs as the owner of table %s with the trigger's arguments; a "
+                              "role with the TRIGGER privilege could create such a trigger to read columns it may "
+                              "not read.",
+                              RelationGetRelationName(rel)),
+                    errhint("REVOKE TRIGGER ON %s FROM %s;", table, role)));
+}
+
+// 'mark' copies the matched row's key into the new row, where the loader can read it (RETURNING,
+// a later trigger, a constraint's error detail): so the loader must be allowed to see that column
+// of every row, by PostgreSQL's rule for the key of a unique violation (may_see_columns).
+void check_mark_reader(Relation rel, const DedupEntry *entry) {
+    const int shown[1] = {entry->key_attnum};
+    if (may_see_columns(rel, shown, 1)) return;
+    const char *table = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+                                                   RelationGetRelationName(rel));
+    const char *key = quote_identifier(NameStr(TupleDescAttr(RelationGetDescr(rel), entry->key_attnum - 1)->attname));
+    const char *role = quote_identifier(GetUserNameFromId(GetUserId(), false));
+    const bool row_security = check_enable_rls(RelationGetRelid(rel), InvalidOid, true) == RLS_ENABLED;
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("simhash_dedup: role %s may not read column %s, which action 'mark' copies into its rows",
+                           role, key),
+                    row_security ? errdetail("Row security applies to role %s on table %s.", role, table)
+                                 : errdetail("Role %s has no SELECT privilege on column %s of table %s.", role, key, table),
+                    row_security ? errhint("Load as the table owner or a role row security does not apply to, or use "
+                                           "action 'skip' or 'error'.")
+                                 : errhint("GRANT SELECT (%s) ON %s TO %s; or use action 'skip' or 'error'.", key, table,
+                                           role)));
 }
 
 char *tid_text(Datum tid) { return DatumGetCString(DirectFunctionCall1(tidout, tid)); }
@@ -422,6 +520,15 @@ SIMHASH_FUNCTION(simhash_dedup) {
     TupleDesc desc = RelationGetDescr(rel);
 
     DedupEntry *entry = lookup_entry(trigdata->tg_trigger, rel, fcinfo->flinfo->fn_oid);
+    if (entry->creators_checked != SIMHASH_MY_LXID) {
+        check_trigger_creators(rel);
+        entry->creators_checked = SIMHASH_MY_LXID;
+    }
+    if (entry->action == kMark && (entry->mark_checked != SIMHASH_MY_LXID || entry->mark_checked_user != GetUserId())) {
+        check_mark_reader(rel, entry);
+        entry->mark_checked = SIMHASH_MY_LXID;
+        entry->mark_checked_user = GetUserId();
+    }
     const DedupAction action = entry->action;
     const int radius = entry->radius;
     const int mark_attnum = entry->mark_attnum;
