@@ -42,6 +42,17 @@ SELECT simhash_index_info('info_docs'::regclass);
 CREATE INDEX info_docs_btree ON info_docs (fp);
 SELECT simhash_index_info('info_docs_btree');
 SELECT * FROM simhash_index_runs('info_docs_btree');
+-- No relation, and a partitioned index (which has no storage: its partitions' indexes do).
+SELECT simhash_index_info(0);
+SELECT simhash_index_check(0);
+CREATE TABLE info_parted (fp bigint) PARTITION BY RANGE (fp);
+CREATE TABLE info_parted_low PARTITION OF info_parted FOR VALUES FROM (MINVALUE) TO (0);
+CREATE INDEX info_parted_fp ON info_parted USING simhash (fp);
+SELECT simhash_index_info('info_parted_fp');
+SELECT simhash_index_check('info_parted_fp');
+SELECT * FROM simhash_index_runs('info_parted_fp');
+SELECT entries FROM simhash_index_info('info_parted_low_fp_idx');
+DROP TABLE info_parted;
 CREATE ROLE regress_simhash_stranger;
 SET ROLE regress_simhash_stranger;
 SELECT entries FROM simhash_index_info('info_docs_fp');

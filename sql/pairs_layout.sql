@@ -110,6 +110,16 @@ SELECT minhash_pairs_agg(id, signature, 0.5, 4, (id % 2)::integer) FROM layout_s
 SELECT minhash_band_key('{1,2,3}', 1, 2147483647);
 SELECT minhash_pairs_agg(id, signature, 0.5, 1, 2147483647) FROM layout_sigs;
 SELECT * FROM minhash_lsh_parameters(0, 64);
+-- minhash() makes at most 8192 slots; the search over (bands, rows) grows with the slots.
+SELECT * FROM minhash_lsh_parameters(0.5, 8192);
+SELECT * FROM minhash_lsh_parameters(0.5, 8193);
+SELECT count(*) FROM minhash_pairs('SELECT g::bigint, array_fill(g % 2, ARRAY[8193]) FROM generate_series(1, 4) g', 0.5);
+SELECT count(*) FROM minhash_pairs('SELECT g::bigint, array_fill(g % 2, ARRAY[8193]) FROM generate_series(1, 4) g', 0.5,
+                                   bands => 64, "rows" => 128);
+-- The aggregates check what minhash_pairs checks: the threshold, and ids (a row never pairs with itself).
+SELECT minhash_pairs_agg(id, signature, -5, 4, 0) FROM layout_sigs;
+SELECT minhash_pairs_agg(id, signature, 'NaN', 4, 0) FROM layout_sigs;
+SELECT minhash_pairs_agg(1, signature, 0.5, 4, 0) FROM layout_sigs;
 SELECT * FROM minhash_pairs_distributed('layout_sigs', 'id', 'signature', 0.5, 4);
 DROP FUNCTION layout_minhash_pairs(float8, integer, integer);
 DROP TABLE layout_sigs;
@@ -125,6 +135,7 @@ SELECT * FROM simhash_pairs_layout(100, 3, 0);
 SELECT * FROM simhash_pairs_layout(1000000, 30, 4);
 SELECT * FROM simhash_pairs_distributed('layout_docs', 'id', NULL, 3);
 SELECT simhash_pairs_agg(id, fp, 3, 4, 1, (id % 2)::integer) FROM layout_docs;
+SELECT simhash_pairs_agg(s.id, s.fp, 3, 4, 1, 0) FROM (VALUES (1::bigint, 5::bigint), (1, 5)) s(id, fp);
 
 DROP FUNCTION layout_pairs(integer, integer, integer, integer);
 DROP FUNCTION layout_pairs_agg(integer, integer, integer, integer);

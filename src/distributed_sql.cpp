@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "core/hamming.h"
+#include "core/minhash.h"
 #include "core/near_pairs.h"
 #include "sql_arguments.h"  // includes guard.h
 
@@ -121,10 +122,25 @@ namespace {
 // The triples (id_a, id_b, value) a group's final function reports, ids ordered, growing in the
 // current context; returned as a flat bigint[] (NULL when empty).
 struct PairTriples {
+    const char *function;  // for errors: the aggregate
+    const char *split_hint;  // how to make its groups smaller
     int64 *values = nullptr;
     Size count = 0;
     Size capacity = 0;
+    PairTriples(const char *function_name, const char *hint) : function(function_name), split_hint(hint) {}
     void add(int64 a, int64 b, int64 value) {
+        // Pairs are reported by id: a repeated id would pair a row with itself or report a pair
+        // twice (simhash_pairs and minhash_pairs refuse repeated ids the same way).
+        if (a == b)
+            ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION),
+                            errmsg("%s: id %lld appears more than once in a group", function, static_cast<long long>(a)),
+                            errdetail("Pairs are reported by id, so every row needs an id of its own.")));
+        // One bigint[] holds at most MaxAllocSize bytes of elements.
+        if (count + 3 > (MaxAllocSize - ARR_OVERHEAD_NONULLS(1)) / sizeof(int64))
+            ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                            errmsg("%s: a group reports more than %zu pairs, more than one array holds", function,
+                                   count / 3),
+                            errhint("%s", split_hint)));
         if (count + 3 > capacity) {
             capacity = capacity ? capacity * 2 : 48;
             values = static_cast<int64 *>(values ? repalloc_huge(values, capacity * sizeof(int64)) : palloc(capacity * sizeof(int64)));
@@ -205,7 +221,8 @@ SIMHASH_FUNCTION(simhash_pairs_agg_finalfn) {
     const simhash::CombinationFilter &filter = layout_filter(fcinfo, group->layout);
     const int64 *ids = group->rows.ids;
     const uint64 *fps = reinterpret_cast<const uint64 *>(group->rows.payload);
-    PairTriples pairs;
+    PairTriples pairs("simhash_pairs_agg",
+                      "Make the groups smaller with more key blocks (simhash_pairs_layout), or run simhash_pairs.");
     for (Size i = 0; i < group->rows.n; ++i) {
         if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
         for (Size j = i + 1; j < group->rows.n; ++j)
@@ -242,7 +259,11 @@ SIMHASH_FUNCTION(minhash_lsh_parameters) {
     if (!(threshold > 0.0 && threshold <= 1.0))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("threshold must be greater than 0 and at most 1, not %g", threshold)));
-    if (slots < 1) ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("slots must be at least 1, not %d", slots)));
+    // The search weighs every (bands, rows) with bands * rows <= slots: about slots * ln(slots)
+    // pairs, 0.4 s at the longest signature minhash() makes.
+    if (slots < 1 || slots > simhash::kMaxMinhashSlots)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("slots must be between 1 and %d, not %d", simhash::kMaxMinhashSlots, slots)));
     const simhash::LshParameters parameters = simhash::lsh_parameters(threshold, slots);
     TupleDesc desc;
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
@@ -278,6 +299,9 @@ SIMHASH_FUNCTION(minhash_pairs_agg_transfn) {
     const uint32_t *signature = signature_slots(PG_GETARG_ARRAYTYPE_P(2), "the signature", &slots);
     const double threshold = PG_GETARG_FLOAT8(3);
     const int32 band_rows = PG_GETARG_INT32(4), band = PG_GETARG_INT32(5);
+    if (!(threshold > 0.0 && threshold <= 1.0))  // as minhash_pairs; NaN too
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("threshold must be greater than 0 and at most 1, not %g", threshold)));
     if (group == nullptr) {
         check_band(slots, band_rows, band);
         group = static_cast<SignatureGroup *>(MemoryContextAllocZero(aggcontext, sizeof(SignatureGroup)));
@@ -301,7 +325,8 @@ SIMHASH_FUNCTION(minhash_pairs_agg_finalfn) {
     const Size width = static_cast<Size>(group->slots);
     const int64 *ids = group->signatures.ids;
     const uint32 *signatures = reinterpret_cast<const uint32 *>(group->signatures.payload);
-    PairTriples pairs;
+    PairTriples pairs("minhash_pairs_agg",
+                      "Make the groups smaller with more rows per band (minhash_lsh_parameters), or run minhash_pairs.");
     for (Size i = 0; i < group->signatures.n; ++i) {
         if ((i & 63) == 0) CHECK_FOR_INTERRUPTS();
         for (Size j = i + 1; j < group->signatures.n; ++j) {

@@ -37,6 +37,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/minhash.h"
 #include "core/near_pairs.h"
 #include "core/near_partitioned.h"
 #include "sql_arguments.h"  // includes guard.h
@@ -1021,6 +1022,11 @@ SIMHASH_FUNCTION(minhash_pairs) {
         parameters.bands = bands;
         parameters.rows = band_rows;
     } else {
+        if (input.slots > simhash::kMaxMinhashSlots)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("minhash_pairs: signatures of %d slots are longer than minhash() makes (at most %d)",
+                                   input.slots, simhash::kMaxMinhashSlots),
+                            errhint("Pass bands and rows (bands * rows at most the slots) to choose the banding.")));
         parameters = simhash::lsh_parameters(threshold, input.slots);
     }
     if (input.spill) {

@@ -147,6 +147,7 @@ SIMHASH_FUNCTION(simhash_text_weighted) {
     Utf8Bytes bytes = utf8_text(doc);
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
     const uint64_t fp = with_shingle_limit(
+        "Fingerprint documents this large with weighting => 'count', which streams, or split them.",
         [&] { return simhash::simhash_text(bytes.data, bytes.len, options, weighting, &poll); });
     PG_RETURN_INT64(static_cast<int64>(fp));
 }
@@ -156,7 +157,9 @@ namespace {
 // Pure C++: how the distinct shingles of two documents overlap.
 simhash::SetOverlap shingle_overlap(Utf8Bytes a, Utf8Bytes b, const simhash::ShingleOptions &options,
                                     simhash::StopPoll *poll) {
-    return with_shingle_limit([&] {
+    constexpr const char *kHint =
+        "Compare documents this large by their minhash() signatures (minhash_jaccard), or compare parts of them.";
+    return with_shingle_limit(kHint, [&] {
         const std::vector<uint64_t> set_a = simhash::distinct_shingles(a.data, a.len, options, poll).sorted_hashes();
         const std::vector<uint64_t> set_b = simhash::distinct_shingles(b.data, b.len, options, poll).sorted_hashes();
         return simhash::set_overlap(set_a, set_b);
@@ -256,13 +259,28 @@ void write_shingle_array(Utf8Bytes doc, const simhash::ShingleOptions &options, 
 // One sweep over a text[] of `count` UTF-8 shingles, converted to the database encoding: returns
 // the bytes of the converted elements and, when out is not null, writes them there. Converting
 // twice (measure, then write) keeps only the UTF-8 array and the result in memory.
+// Case folding can make characters the database encoding cannot hold (in LATIN1, MICRO SIGN
+// folds to GREEK SMALL LETTER MU): the conversion error says so, and why.
+void shingle_conversion_context(void *) {
+    errcontext("simhash_shingles returns the case-folded shingles that simhash() hashes, and case folding "
+               "made characters that database encoding %s cannot hold; only a UTF8 database can list them "
+               "(simhash() of the text is not affected)",
+               GetDatabaseEncodingName());
+}
+
 size_t convert_shingle_array(ArrayType *utf8, int count, char *out) {
     const char *element = ARR_DATA_PTR(utf8);
     size_t data_bytes = 0;
+    ErrorContextCallback context;
+    context.callback = shingle_conversion_context;
+    context.arg = nullptr;
     for (int i = 0; i < count; ++i) {
         if (i % kElementsBetweenInterruptChecks == 0) CHECK_FOR_INTERRUPTS();
         const size_t len = VARSIZE(element) - VARHDRSZ;
+        context.previous = error_context_stack;
+        error_context_stack = &context;
         const char *converted = pg_any_to_server(VARDATA(element), static_cast<int>(len), PG_UTF8);
+        error_context_stack = context.previous;
         const size_t converted_len = converted == VARDATA(element) ? len : std::strlen(converted);
         data_bytes += text_element_bytes(converted_len);
         if (data_bytes > kMaxArrayDataBytes)

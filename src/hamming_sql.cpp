@@ -83,18 +83,24 @@ SIMHASH_FUNCTION(hamming_ball_in) {
     char *end = nullptr;
     errno = 0;
     long long center = ok ? std::strtoll(p, &end, 10) : 0;
-    ok = ok && end != p && errno == 0;
+    ok = ok && end != p;
+    bool out_of_range = ok && errno == ERANGE;  // as int8in and int4in report it: 22003
     if (ok) p = skip_space(end);
     ok = ok && *p++ == ',';
     long radius = 0;
     if (ok) {
         errno = 0;
         radius = std::strtol(p, &end, 10);
-        ok = end != p && errno == 0 && radius >= PG_INT32_MIN && radius <= PG_INT32_MAX;
+        ok = end != p;
+        out_of_range = out_of_range || (ok && (errno == ERANGE || radius < PG_INT32_MIN || radius > PG_INT32_MAX));
         p = skip_space(end);
     }
     ok = ok && *p++ == ')';
     if (ok) p = skip_space(p);
+    if (ok && *p == '\0' && out_of_range)
+        ereport(ERROR, (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+                        errmsg("value out of range for type hamming_ball: \"%s\"", input),
+                        errdetail("The center must be a bigint and the radius an integer.")));
     if (!ok || *p != '\0')
         ereport(ERROR, (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
                         errmsg("invalid input syntax for type hamming_ball: \"%s\"", input),

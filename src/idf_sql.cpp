@@ -164,7 +164,8 @@ SIMHASH_FUNCTION(simhash_idf_transfn) {
     }
     Utf8Bytes doc = utf8_text(PG_GETARG_TEXT_PP(1));
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
-    with_shingle_limit([&] { state->frequencies->add_document(doc.data, doc.len, &poll); });
+    with_shingle_limit("Leave documents this large out of the dictionary's sample, or split them.",
+                       [&] { state->frequencies->add_document(doc.data, doc.len, &poll); });
     PG_RETURN_POINTER(state);
 }
 
@@ -210,7 +211,10 @@ SIMHASH_FUNCTION(simhash_text_idf) {
     const simhash::ShingleWeighting weighting = weighting_argument(fcinfo, 2, simhash::ShingleWeighting::kLog);
     Utf8Bytes bytes = utf8_text(doc);
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
-    const uint64_t fp = with_shingle_limit([&] {
+    constexpr const char *kHint =
+        "Fingerprint documents this large without the dictionary (simhash(doc, unit, size, 'count') streams), or "
+        "split them.";
+    const uint64_t fp = with_shingle_limit(kHint, [&] {
         const simhash::IdfDictionary idf(dictionary_bytes(dictionary), VARSIZE_ANY_EXHDR(dictionary));
         return simhash::simhash_text_idf(bytes.data, bytes.len, idf, weighting, &poll);
     });

@@ -42,14 +42,12 @@ const uint32_t *signature_slots(ArrayType *signature, const char *argument_name,
 simhash::ShingleOptions shingle_options(text *unit, int32 size);
 
 // Runs a core computation that counts a document's distinct shingles, reporting the cap on them
-// as program_limit_exceeded with a hint.
+// as program_limit_exceeded with `hint` (what the calling function's user can do instead).
 template <typename F>
-auto with_shingle_limit(F &&compute) -> decltype(compute()) {
+auto with_shingle_limit(const char *hint, F &&compute) -> decltype(compute()) {
     try {
         return compute();
     } catch (const simhash::TooManyShingles &e) {
-        throw simhash_pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, e.what(),
-                                   "Fingerprint documents this large with weighting => 'count', which streams, "
-                                   "or split them.");
+        throw simhash_pg::SqlError(ERRCODE_PROGRAM_LIMIT_EXCEEDED, e.what(), hint);
     }
 }

@@ -175,15 +175,19 @@ bool make_room(Size bytes) {
 }
 
 // Reads the entries appended since the copy was last brought up to date.
-void catch_up(Relation index, Copy *c) {
+// Reads the chain on from where the copy stopped, up to `limit` entries in all (dead ones
+// included): a list's count as the scan copied it from the metapage, since a merge that detaches
+// the pending list links it behind the list being merged (see scan_chain in scan.cpp).
+void catch_up(Relation index, Copy *c, uint64 limit) {
     BlockNumber blkno = c->last;
     int start = c->last_count;
-    while (blkno != InvalidBlockNumber) {
+    while (blkno != InvalidBlockNumber && c->nread < limit) {
         CHECK_FOR_INTERRUPTS();
         Buffer buffer;
         Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, c->page_flags, &buffer);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        const int n = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
+        const int n = static_cast<int>(Min(static_cast<uint64>(Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE))),
+                                           start + (limit - c->nread)));
         if (n > start) {
             reserve(c, c->n + (n - start));
             const int64 *fps = SimhashPageGetFps(page);
@@ -200,7 +204,7 @@ void catch_up(Relation index, Copy *c) {
         c->last_count = static_cast<uint16>(Max(n, start));
         const BlockNumber next = opaque->next;
         UnlockReleaseBuffer(buffer);
-        if (next == InvalidBlockNumber || c->nread > kMaxEntries) break;
+        if (next == InvalidBlockNumber || c->nread > kMaxEntries || c->nread >= limit) break;
         blkno = next;
         start = 0;
     }
@@ -252,7 +256,7 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
     if (c->nread < nentries) {
         // Invalid until complete: an error while reading leaves no half-read copy behind.
         c->valid = false;
-        catch_up(index, c);
+        catch_up(index, c, nentries);
         if (c->nread > kMaxEntries) return nullptr;  // grew past the limit: the scan reads the pages
     }
     c->valid = true;

@@ -23,8 +23,7 @@ extern "C" {
 namespace {
 
 Relation open_checked(Oid indexoid, const char *function) {
-    if (!OidIsValid(IndexGetRelation(indexoid, true)))
-        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+    simhash_check_index_argument(indexoid);
     if (!simhash_relation_ownercheck(indexoid, GetUserId()) && !has_privs_of_role(GetUserId(), ROLE_PG_STAT_SCAN_TABLES))
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("permission denied to inspect index %s", get_rel_name(indexoid)),

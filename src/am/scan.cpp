@@ -224,11 +224,17 @@ Buffer read_ahead(Relation index, BlockNumber blkno, Size offset, int lines) {
     return buffer;
 }
 
-// Every entry of a chain (pending list, list being merged, or a run's table 0), verified in full;
-// the next page is read ahead while this one's fingerprints are compared.
-void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) {
+// The first `limit` entries of a chain (pending list, list being merged, or a run's table 0),
+// verified in full; the next page is read ahead while this one's fingerprints are compared. A
+// list's limit is its entry count as the scan copied it from the metapage: a merge that detaches
+// the pending list while the scan reads links it behind the list being merged, and a walk to the
+// chain's end would read the pending list's entries twice (once as each list). Entries appended
+// after the copy are not the scan's to see: their transactions could not have committed before
+// its snapshot was taken (the snapshot precedes the metapage read).
+void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags, uint64 limit) {
     Buffer ahead = InvalidBuffer;
-    while (blkno != InvalidBlockNumber) {
+    uint64 read = 0;
+    while (blkno != InvalidBlockNumber && read < limit) {
         CHECK_FOR_INTERRUPTS();
         Buffer buffer = BufferIsValid(ahead) ? ahead : ReadBuffer(index, blkno);
         ahead = InvalidBuffer;
@@ -236,9 +242,11 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags) 
         Page page = BufferGetPage(buffer);
         simhash_check_page(index, page, blkno, flags);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        if (opaque->next != InvalidBlockNumber) ahead = read_ahead(index, opaque->next, 0, 8);
+        const uint64 on_page = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
+        const int n = static_cast<int>(Min(on_page, limit - read));
+        read += n;
+        if (opaque->next != InvalidBlockNumber && read < limit) ahead = read_ahead(index, opaque->next, 0, 8);
         const int64 *fps = SimhashPageGetFps(page);
-        const int n = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
         if (q->nkeys == 1) {  // the common case: one POPCNT per fingerprint, contiguous
             uint32 hits[SIMHASH_ENTRIES_PER_PAGE];
             const Size nhits = simhash::select_within_radius(reinterpret_cast<const uint64_t *>(fps), n,
@@ -518,6 +526,7 @@ void search(Relation index, ProbeQuery *q) {
     SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
     memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
     if (!hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    if (!hold_meta) simhash_debug_pause();
 
     simhash_copy_cache_scan_begins();
     q->primary = primary;
@@ -538,7 +547,7 @@ void search(Relation index, ProbeQuery *q) {
         if (copy != nullptr)
             search_later(copy);
         else
-            scan_chain(index, q, list_heads[l], SIMHASH_PENDING);
+            scan_chain(index, q, list_heads[l], SIMHASH_PENDING, list_entries[l]);
     }
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
@@ -554,7 +563,7 @@ void search(Relation index, ProbeQuery *q) {
         SimhashScanEstimate estimate;
         simhash_estimate_scan(&runs[i], q->r, random_page_cost, seq_page_cost, &estimate);
         if (estimate.full_scan) {
-            scan_chain(index, q, run->tables[0].first, SIMHASH_DATA);
+            scan_chain(index, q, run->tables[0].first, SIMHASH_DATA, runs[i].nentries);
             continue;
         }
         simhash_geometry(run->ntables, run->dirbits, &q->g);

@@ -15,11 +15,13 @@ extern "C" {
 #include "common/pg_prng.h"
 #include "commands/progress.h"
 #include "commands/vacuum.h"
+#include "miscadmin.h"
 #include "storage/indexfsm.h"
 #include "optimizer/optimizer.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/selfuncs.h"
 }
@@ -76,6 +78,17 @@ char *simhash_ambuildphasename(int64 phasenum) {
 
 int simhash_max_probes = -1;
 int simhash_debug_merge_crash_step = 0;
+int simhash_debug_pause_lock = 0;
+
+void simhash_debug_pause() {
+    if (simhash_debug_pause_lock == 0) return;
+    // The tag pg_advisory_lock(bigint) takes for a key below 2^32; ShareLock waits for its
+    // ExclusiveLock (lock_timeout and cancels apply) and is let go at once.
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, static_cast<uint32>(simhash_debug_pause_lock), 1);
+    (void)LockAcquire(&tag, ShareLock, false, false);
+    LockRelease(&tag, ShareLock, false);
+}
 
 void simhash_am_init(void) {
     simhash_relopt_kind = add_reloption_kind();
@@ -97,6 +110,12 @@ void simhash_am_init(void) {
                             "For crash-recovery tests only: 1 detach, 2 collect, 3 write, 4 swap and retire, 5 half of a recycled set freed.",
                             &simhash_debug_merge_crash_step, 0, 0, 5, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr,
                             nullptr, nullptr);
+    DefineCustomIntVariable("simhash.debug_pause_lock",
+                            "Makes simhash index scans and merges wait for the advisory lock of this key; 0 = never",
+                            "For concurrency tests only: a scan waits after copying the index's lists, a merge after "
+                            "detaching the pending list, while pg_advisory_lock(key) is held elsewhere.",
+                            &simhash_debug_pause_lock, 0, 0, INT_MAX, PGC_SUSET, GUC_NOT_IN_SAMPLE, nullptr, nullptr,
+                            nullptr);
 }
 
 SIMHASH_FUNCTION(simhash_handler) {
@@ -239,6 +258,21 @@ void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 exp
                         errmsg("index \"%s\" page %u has flags 0x%x, expected 0x%x", RelationGetRelationName(index),
                                blkno, SimhashPageGetOpaque(page)->flags, expected_flags),
                         errhint("Please REINDEX it.")));
+}
+
+void simhash_check_index_argument(Oid indexoid) {
+    const char relkind = get_rel_relkind(indexoid);
+    if (relkind == '\0')
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", indexoid)));
+    if (relkind == RELKIND_PARTITIONED_INDEX)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("\"%s\" is a partitioned index, which holds no entries itself", get_rel_name(indexoid)),
+                        errhint("Pass the indexes of its partitions: SELECT inhrelid::regclass FROM pg_inherits "
+                                "WHERE inhparent = '%s'::regclass;",
+                                quote_qualified_identifier(get_namespace_name(get_rel_namespace(indexoid)),
+                                                           get_rel_name(indexoid)))));
+    if (relkind != RELKIND_INDEX)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
 }
 
 SimhashMetaData *simhash_check_meta(Relation index, Page page) {

@@ -313,6 +313,9 @@ void simhash_init_page(Page page, uint16 flags);
 // A new metapage; its tables: the tables option's count, SIMHASH_DEFAULT_TABLES for auto.
 void simhash_fill_metapage(Page page, int tables_option);
 void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 expected_flags);
+// Refuses what is not an index that can hold entries: a missing relation (42P01), a partitioned
+// index or another relation (42809). For the SQL functions that take an index argument.
+void simhash_check_index_argument(Oid indexoid);
 SimhashMetaData *simhash_check_meta(Relation index, Page page);
 // Copies the (checked) metapage into *meta under a share lock, released on return.
 void simhash_read_meta(Relation index, SimhashMetaData *meta);
@@ -427,6 +430,11 @@ void simhash_copy_cache_scan_begins();
 // the metapage.
 BlockNumber simhash_merge(Relation index, bool wait);
 extern int simhash_debug_merge_crash_step;
+// simhash.debug_pause_lock: when set, waits until the advisory lock of that key
+// (pg_advisory_lock(key)) is free. Scans wait after copying the metapage's lists, merges after
+// detaching the pending list, so that concurrency tests can interleave them exactly.
+extern int simhash_debug_pause_lock;
+void simhash_debug_pause();
 // Frees the pages a crashed merge left unreachable and returns deleted pages to the FSM; returns
 // the number of pages freed. Takes the merge lock.
 BlockNumber simhash_reclaim_unreachable_pages(Relation index);

@@ -305,6 +305,7 @@ BlockNumber merge_locked(Relation index) {
     Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
     const BlockNumber freed = recycle_retired(index, meta_buffer);
     detach_pending(index, meta_buffer);
+    simhash_debug_pause();
     if (merge_inputs(index, meta_buffer, nullptr, 0, true)) {
         for (int round = 0; round < SIMHASH_MAX_RUNS; ++round) {
             CHECK_FOR_INTERRUPTS();

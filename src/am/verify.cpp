@@ -256,9 +256,8 @@ void heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 SIMHASH_FUNCTION(simhash_index_check) {
     const Oid indexoid = PG_GETARG_OID(0);
     const bool concurrently = PG_GETARG_BOOL(1);
-    const Oid heapoid = IndexGetRelation(indexoid, true);
-    if (!OidIsValid(heapoid))
-        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE), errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+    simhash_check_index_argument(indexoid);
+    const Oid heapoid = IndexGetRelation(indexoid, false);
     // The check reads every fingerprint and (without concurrently) holds writers off the table:
     // only the table's owner may do that. An index has its table's owner.
     if (!simhash_relation_ownercheck(indexoid, GetUserId()))

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -155,7 +156,10 @@ IdfDictionary::IdfDictionary(const unsigned char *data, size_t len, bool check_o
     error_bound_ = load<uint32_t>(data + 16);
     documents_ = load<uint64_t>(data + 24);
     const uint64_t entries = load<uint64_t>(data + 32);
-    if (min_df_ < 1 || documents_ < 1) invalid("no documents");
+    if (documents_ < 1) invalid("no documents");
+    // Counts are reported as bigint.
+    if (documents_ > static_cast<uint64_t>(INT64_MAX)) invalid("its document count is out of range");
+    if (min_df_ < 1) invalid("its minimum document frequency is 0");
     if (dirbits_ > kMaxDirectoryBits || entries > len / (sizeof(uint64_t) + sizeof(uint32_t)) ||
         serialized_size(static_cast<size_t>(entries), dirbits_) != len)
         invalid("its length does not match its header");
@@ -186,12 +190,19 @@ uint32_t IdfDictionary::df_at(size_t i) const { return load<uint32_t>(dfs_ + i *
 uint32_t IdfDictionary::df(uint64_t hash) const {
     const uint64_t b = bucket_of(hash, dirbits_);
     // Clamped, so that a dictionary whose order was not checked still reads only its own bytes.
-    const size_t begin = std::min<size_t>(load<uint32_t>(buckets_ + b * sizeof(uint32_t)), entries_);
-    const size_t end = std::min<size_t>(load<uint32_t>(buckets_ + (b + 1) * sizeof(uint32_t)), entries_);
-    for (size_t i = begin; i < end; ++i) {
-        const uint64_t h = hash_at(i);
-        if (h == hash) return df_at(i);
-        if (h > hash) break;
+    size_t begin = std::min<size_t>(load<uint32_t>(buckets_ + b * sizeof(uint32_t)), entries_);
+    size_t end = std::min<size_t>(load<uint32_t>(buckets_ + (b + 1) * sizeof(uint32_t)), entries_);
+    // Halving, not a walk: a bucket of simhash_idf()'s directory holds a few entries, but a
+    // dictionary from elsewhere may put every hash in one (a valid, sorted dictionary with
+    // directory bits 0, or hashes sharing their top bits).
+    while (begin < end) {
+        const size_t mid = begin + (end - begin) / 2;
+        const uint64_t h = hash_at(mid);
+        if (h == hash) return df_at(mid);
+        if (h < hash)
+            begin = mid + 1;
+        else
+            end = mid;
     }
     return 0;
 }
@@ -205,7 +216,10 @@ uint64_t simhash_text_idf(const char *text, size_t len, const IdfDictionary &dic
                           StopPoll *poll) {
     const ShingleCounts counts = count_shingles(text, len, dictionary.options(), poll);
     WeightedSimhashVote vote;
-    counts.for_each([&](uint64_t hash, uint32_t tf) { vote.add(hash, shingle_vote(weighting, tf) * dictionary.idf(hash)); });
+    counts.for_each([&](uint64_t hash, uint32_t tf) {
+        vote.add(hash, shingle_vote(weighting, tf) * dictionary.idf(hash));
+        if (poll != nullptr) poll->tick(64);  // a lookup and a vote cost about as much as 64 bytes read
+    });
     return vote.fingerprint();
 }
 

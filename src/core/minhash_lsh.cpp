@@ -65,7 +65,7 @@ LshParameters lsh_parameters(double threshold, int slots, double false_positive_
 
 bool minhash_band_reports(const uint32_t *a, const uint32_t *b, int slots, int rows, int band, double threshold,
                           double *jaccard) {
-    if (slots < 1 || rows < 1 || band < 0 || static_cast<long>(band + 1) * rows > slots)
+    if (slots < 1 || rows < 1 || band < 0 || (static_cast<long>(band) + 1) * rows > slots)
         throw std::invalid_argument("the band lies outside the signature");
     return band_reports(a, b, static_cast<size_t>(slots), rows, band, threshold, jaccard);
 }

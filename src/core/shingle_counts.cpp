@@ -86,7 +86,7 @@ void ShingleTable<kCounted>::allocate(size_t slots) {
 template <bool kCounted>
 void ShingleTable<kCounted>::throw_too_many() const {
     throw TooManyShingles("the document has more than " + std::to_string(max_distinct_) +
-                          " distinct shingles, the most that set and log weighting count in memory");
+                          " distinct shingles, the most counted in memory");
 }
 
 template <bool kCounted>

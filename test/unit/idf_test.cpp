@@ -163,6 +163,46 @@ TEST(IdfDictionary, RefusesMalformedBytes) {
     refused(bytes, true);
 }
 
+TEST(IdfDictionary, RefusesOutOfRangeCounts) {
+    DocumentFrequencies frequencies(words());
+    for (const char *doc : {"a b", "a c"}) frequencies.add_document(doc, std::strlen(doc));
+    std::vector<unsigned char> bytes = dictionary_of(frequencies, 1);
+    const uint64_t too_many_documents = uint64_t{1} << 63;  // shown as bigint
+    std::memcpy(bytes.data() + 24, &too_many_documents, sizeof(too_many_documents));
+    EXPECT_THROW(IdfDictionary(bytes.data(), bytes.size(), false), simhash::InvalidArgument);
+    bytes = dictionary_of(frequencies, 1);
+    const uint32_t zero_min_df = 0;
+    std::memcpy(bytes.data() + 12, &zero_min_df, sizeof(zero_min_df));
+    EXPECT_THROW(IdfDictionary(bytes.data(), bytes.size(), false), simhash::InvalidArgument);
+}
+
+// A dictionary from elsewhere may be valid with a directory of one bucket (every hash in it): a
+// lookup must still find each entry, by halving rather than a walk of the whole bucket.
+TEST(IdfDictionary, LooksUpThroughAOneBucketDirectory) {
+    DocumentFrequencies frequencies(words());
+    const std::vector<std::string> docs = zipf_corpus(200, 3000);
+    for (const std::string &doc : docs) frequencies.add_document(doc.data(), doc.size());
+    const std::vector<unsigned char> built = dictionary_of(frequencies, 1);
+    const IdfDictionary reference(built.data(), built.size(), true);
+    const size_t n = reference.shingles();
+    ASSERT_GT(n, 500u);
+    // Same header with 0 directory bits, same entries, the directory [0, n].
+    std::vector<unsigned char> one_bucket(built.begin(), built.begin() + IdfDictionary::kHeaderBytes + n * 12);
+    one_bucket[7] = 0;
+    for (uint32_t offset : {uint32_t{0}, static_cast<uint32_t>(n)}) {
+        unsigned char raw[4];
+        std::memcpy(raw, &offset, sizeof(raw));
+        one_bucket.insert(one_bucket.end(), raw, raw + 4);
+    }
+    const IdfDictionary dictionary(one_bucket.data(), one_bucket.size(), true);
+    for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(dictionary.df(reference.hash_at(i)), reference.df_at(i)) << "entry " << i;
+        ASSERT_EQ(dictionary.df(reference.hash_at(i) + 1), reference.df(reference.hash_at(i) + 1));
+    }
+    EXPECT_EQ(dictionary.df(0), reference.df(0));
+    EXPECT_EQ(dictionary.df(UINT64_MAX), reference.df(UINT64_MAX));
+}
+
 TEST(SimhashTextIdf, WeighsEachShingleByItsIdf) {
     const std::vector<std::string> docs = zipf_corpus(200, 300);
     DocumentFrequencies frequencies(words());
