@@ -250,3 +250,13 @@ DROP FUNCTION load_paths(text, int, text);
 
 DROP TABLE load_pages, load_staging, load_bad;
 DROP FUNCTION load_try(text), load_bad_try(text, text, text);
+
+-- A fingerprint column of a domain over bigint is a bigint column: checked through its index.
+CREATE DOMAIN load_fingerprint AS bigint;
+CREATE TABLE load_domain (id int, fp load_fingerprint);
+CREATE INDEX ON load_domain USING simhash (fp);
+CREATE TRIGGER dedup BEFORE INSERT ON load_domain FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+INSERT INTO load_domain VALUES (1, 0), (2, 7), (3, 255);
+SELECT id, fp FROM load_domain ORDER BY id;
+DROP TABLE load_domain;
+DROP DOMAIN load_fingerprint;

@@ -81,6 +81,15 @@ SELECT (SELECT count(*) FROM g) AS grouped_rows, (SELECT count(DISTINCT group_id
        (SELECT count(*) FROM ((SELECT * FROM g EXCEPT SELECT * FROM s) UNION ALL (SELECT * FROM s EXCEPT SELECT * FROM g)) d) AS different;
 SELECT * FROM simhash_pair_groups('SELECT 5::bigint, 3::bigint UNION ALL SELECT 3, 9 UNION ALL SELECT 20, 11 UNION ALL SELECT 11, 20') ORDER BY id;
 SELECT * FROM simhash_pair_groups('SELECT id_a, id_b FROM simhash_pairs(''SELECT id, fp FROM layout_docs'', 6)', '64kB');
+-- Its input is pairs of ids: a pair without its second id is an error, and the message names the pair columns.
+SELECT * FROM simhash_pair_groups('SELECT 5::bigint, NULL::bigint');
+SELECT * FROM simhash_pair_groups('SELECT 5::bigint, 3::numeric');
+-- Columns of a domain over the expected type are read as that type.
+CREATE DOMAIN layout_fingerprint AS bigint;
+CREATE DOMAIN layout_id AS integer;
+SELECT * FROM simhash_pairs('SELECT i::layout_id, (CASE WHEN i < 3 THEN 7 ELSE 255 END)::layout_fingerprint FROM generate_series(1, 4) i', 1);
+SELECT * FROM simhash_pair_groups('SELECT 5::layout_id, 3::layout_fingerprint');
+DROP DOMAIN layout_fingerprint, layout_id;
 SELECT * FROM simhash_groups_distributed('layout_docs', 'id', 'fp', 3) ORDER BY id LIMIT 4;
 
 -- MinHash LSH partitioned by band: grouping the rows of every band by its hash and keeping what

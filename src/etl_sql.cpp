@@ -53,6 +53,7 @@ extern "C" {
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/tuplesort.h"
@@ -260,6 +261,10 @@ struct CursorReader {
     const char *function_name;
     const char *expected;  // "(id bigint, fingerprint bigint)"
     Portal portal;
+    Oid id_type;  // int2, int4 or int8: the id column's type, or its domain's base type
+    // A NULL in the second column: null, the row takes no part (a row without a fingerprint or
+    // signature); else the error to raise (a pair without its second id).
+    const char *null_value_error;
 };
 
 // Opens the query as a cursor and checks its two columns' types. Not read-only: the functions are
@@ -278,10 +283,12 @@ void open_input(CursorReader *reader, const char *query, Oid second_type) {
                         errhint("Give one SELECT or VALUES, or an INSERT, UPDATE or DELETE with RETURNING.")));
     reader->portal = SPI_cursor_open(nullptr, plan, nullptr, nullptr, false);
     TupleDesc desc = reader->portal->tupDesc;
+    // A domain's values are its base type's: a domain over bigint is a bigint here.
     const Oid id_type = desc->natts >= 1 ? TupleDescAttr(desc, 0)->atttypid : InvalidOid;
     const Oid value_type = desc->natts >= 2 ? TupleDescAttr(desc, 1)->atttypid : InvalidOid;
-    if (desc->natts != 2 || (id_type != INT8OID && id_type != INT4OID && id_type != INT2OID) ||
-        value_type != second_type)
+    reader->id_type = getBaseType(id_type);
+    if (desc->natts != 2 || (reader->id_type != INT8OID && reader->id_type != INT4OID && reader->id_type != INT2OID) ||
+        getBaseType(value_type) != second_type)
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                         errmsg("%s: the query must return two columns %s", reader->function_name, reader->expected),
                         desc->natts != 2
@@ -296,7 +303,7 @@ int64 row_id(CursorReader *reader, HeapTuple tuple, TupleDesc desc) {
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                         errmsg("%s: the query returned a NULL id", reader->function_name),
                         errhint("Filter NULL ids out, e.g. WHERE id IS NOT NULL.")));
-    switch (TupleDescAttr(desc, 0)->atttypid) {
+    switch (reader->id_type) {
         case INT2OID: return DatumGetInt16(id);
         case INT4OID: return DatumGetInt32(id);
         default: return DatumGetInt64(id);
@@ -315,6 +322,9 @@ void read_input(CursorReader *reader, const char *query, Oid second_type,
             HeapTuple tuple = SPI_tuptable->vals[i];
             bool isnull;
             const Datum value = SPI_getbinval(tuple, desc, 2, &isnull);
+            if (isnull && reader->null_value_error != nullptr)
+                ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                                errmsg("%s: %s", reader->function_name, reader->null_value_error)));
             if (isnull) continue;  // rows without a fingerprint or signature take no part
             on_row(context, row_id(reader, tuple, desc), value);
         }
@@ -467,8 +477,9 @@ void add_fingerprint_row(void *context, int64 id, Datum value) {
     input->rows[input->n++] = row;
 }
 
+// `pairs`: the query returns pairs of ids (id_a, id_b), read as (id, fingerprint) rows.
 void read_fingerprints(RunState *state, const char *query, size_t capacity, bool allow_spill,
-                       FingerprintInput *input) {
+                       FingerprintInput *input, bool pairs = false) {
     const char *function_name = state->function_name;
     input->rows = nullptr;
     input->n = 0;
@@ -477,7 +488,8 @@ void read_fingerprints(RunState *state, const char *query, size_t capacity, bool
     input->ids.file = nullptr;
     input->counted_only = false;
     FingerprintReader reader{state, input, CurrentMemoryContext, 0, allow_spill};
-    CursorReader cursor{function_name, "(id bigint, fingerprint bigint)", nullptr};
+    CursorReader cursor{function_name, pairs ? "(id_a bigint, id_b bigint)" : "(id bigint, fingerprint bigint)",
+                        nullptr, InvalidOid, pairs ? "the query returned a NULL id_b" : nullptr};
     read_input(&cursor, query, INT8OID, add_fingerprint_row, &reader);
     if (!input->rows)  // an empty input still gets a valid pointer
         input->rows = static_cast<simhash::IdFingerprint *>(MemoryContextAlloc(reader.outer, sizeof(simhash::IdFingerprint)));
@@ -959,7 +971,7 @@ SIMHASH_FUNCTION(simhash_pair_groups) {
     RunState state;
     init_run_state(&state, fcinfo, "simhash_pair_groups");
     FingerprintInput input;
-    read_fingerprints(&state, query, std::max<size_t>(limit / kBytesPerPair, 1), false, &input);
+    read_fingerprints(&state, query, std::max<size_t>(limit / kBytesPerPair, 1), false, &input, true);
     if (input.counted_only)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("simhash_pair_groups: %zu pairs need %s, memory_limit is %s", input.n,
@@ -1001,7 +1013,7 @@ SIMHASH_FUNCTION(minhash_pairs) {
     init_run_state(&state, fcinfo, "minhash_pairs");
 
     SignatureInput input{CurrentMemoryContext, limit, nullptr, nullptr, 0, 0, 0, nullptr, SpilledIds{nullptr, 0, 0}};
-    CursorReader reader{"minhash_pairs", "(id bigint, signature integer[])", nullptr};
+    CursorReader reader{"minhash_pairs", "(id bigint, signature integer[])", nullptr, InvalidOid, nullptr};
     read_input(&reader, query, INT4ARRAYOID, add_signature_row, &input);
     if (input.spill) {
         // The signature buffers are refilled partition by partition: free them while checking.

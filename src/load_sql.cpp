@@ -252,7 +252,7 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid trigge
     const int radius = parse_radius(args[1]);
     const int fp_attnum = column_attnum(rel, args[0], "fingerprint");
     TupleDesc desc = RelationGetDescr(rel);
-    if (TupleDescAttr(desc, fp_attnum - 1)->atttypid != INT8OID)
+    if (getBaseType(TupleDescAttr(desc, fp_attnum - 1)->atttypid) != INT8OID)  // bigint or a domain over it
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                         errmsg("simhash_dedup: fingerprint column \"%s\" must be of type bigint", args[0])));
     if (TupleDescAttr(desc, fp_attnum - 1)->attgenerated != '\0')
