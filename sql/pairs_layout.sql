@@ -145,6 +145,8 @@ SELECT * FROM simhash_pairs_layout(1000000, 30, 4);
 SELECT * FROM simhash_pairs_distributed('layout_docs', 'id', NULL, 3);
 SELECT simhash_pairs_agg(id, fp, 3, 4, 1, (id % 2)::integer) FROM layout_docs;
 SELECT simhash_pairs_agg(s.id, s.fp, 3, 4, 1, 0) FROM (VALUES (1::bigint, 5::bigint), (1, 5)) s(id, fp);
+-- Also when the rows of the repeated id are far apart (each would pair with id 2 alone).
+SELECT simhash_pairs_agg(s.id, s.fp, 3, 4, 1, 0) FROM (VALUES (1::bigint, 0::bigint), (1, 15), (2, 3)) s(id, fp);
 
 DROP FUNCTION layout_pairs(integer, integer, integer, integer);
 DROP FUNCTION layout_pairs_agg(integer, integer, integer, integer);

@@ -7,6 +7,7 @@
 //   simhash_pairs_key(fp, radius, blocks, key_blocks, t)  a fingerprint's key in table t
 //   simhash_pairs_reports(a, b, radius, blocks, key_blocks, t)  table t reports the pair (a, b)
 // simhash_pairs_distributed (SQL, in the install script) runs them on a Citus cluster.
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -129,12 +130,6 @@ struct PairTriples {
     Size capacity = 0;
     PairTriples(const char *function_name, const char *hint) : function(function_name), split_hint(hint) {}
     void add(int64 a, int64 b, int64 value) {
-        // Pairs are reported by id: a repeated id would pair a row with itself or report a pair
-        // twice (simhash_pairs and minhash_pairs refuse repeated ids the same way).
-        if (a == b)
-            ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION),
-                            errmsg("%s: id %lld appears more than once in a group", function, static_cast<long long>(a)),
-                            errdetail("Pairs are reported by id, so every row needs an id of its own.")));
         // One bigint[] holds at most MaxAllocSize bytes of elements.
         if (count + 3 > (MaxAllocSize - ARR_OVERHEAD_NONULLS(1)) / sizeof(int64))
             ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -157,6 +152,25 @@ struct PairTriples {
     }
 };
 static_assert(std::is_trivially_destructible<PairTriples>::value, "triples live in palloc'd memory");
+
+// Pairs are reported by id: a repeated id would pair a row with itself or report a pair twice.
+// Refused as simhash_pairs and minhash_pairs refuse it (the distributed functions check their
+// ids before grouping; this guards direct use of the aggregates). O(n log n) beside the group's
+// O(n^2) comparisons.
+void check_group_ids(const int64 *ids, Size n, const char *function) {
+    if (n < 2) return;
+    int64 *sorted = static_cast<int64 *>(palloc(n * sizeof(int64)));
+    memcpy(sorted, ids, n * sizeof(int64));
+    std::sort(sorted, sorted + n);
+    const int64 *repeated = std::adjacent_find(sorted, sorted + n);
+    const bool found = repeated != sorted + n;
+    const long long id = found ? static_cast<long long>(*repeated) : 0;
+    pfree(sorted);
+    if (found)
+        ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION),
+                        errmsg("%s: id %lld appears more than once in a group", function, id),
+                        errdetail("Pairs are reported by id, so every row needs an id of its own.")));
+}
 
 // The rows of one group in the aggregate's context: ids, and `width` bytes a row of payload (a
 // fingerprint, a signature).
@@ -221,6 +235,7 @@ SIMHASH_FUNCTION(simhash_pairs_agg_finalfn) {
     const simhash::CombinationFilter &filter = layout_filter(fcinfo, group->layout);
     const int64 *ids = group->rows.ids;
     const uint64 *fps = reinterpret_cast<const uint64 *>(group->rows.payload);
+    check_group_ids(ids, group->rows.n, "simhash_pairs_agg");
     PairTriples pairs("simhash_pairs_agg",
                       "Make the groups smaller with more key blocks (simhash_pairs_layout), or run simhash_pairs.");
     for (Size i = 0; i < group->rows.n; ++i) {
@@ -325,6 +340,7 @@ SIMHASH_FUNCTION(minhash_pairs_agg_finalfn) {
     const Size width = static_cast<Size>(group->slots);
     const int64 *ids = group->signatures.ids;
     const uint32 *signatures = reinterpret_cast<const uint32 *>(group->signatures.payload);
+    check_group_ids(ids, group->signatures.n, "minhash_pairs_agg");
     PairTriples pairs("minhash_pairs_agg",
                       "Make the groups smaller with more rows per band (minhash_lsh_parameters), or run minhash_pairs.");
     for (Size i = 0; i < group->signatures.n; ++i) {

@@ -147,7 +147,8 @@ SIMHASH_FUNCTION(simhash_text_weighted) {
     Utf8Bytes bytes = utf8_text(doc);
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
     const uint64_t fp = with_shingle_limit(
-        "Fingerprint documents this large with weighting => 'count', which streams, or split them.",
+        "Fingerprint documents this large with 'count' votes, which stream (simhash(doc, 'word', 2, 'count') for "
+        "the default shingles), or split them.",
         [&] { return simhash::simhash_text(bytes.data, bytes.len, options, weighting, &poll); });
     PG_RETURN_INT64(static_cast<int64>(fp));
 }
