@@ -260,3 +260,42 @@ INSERT INTO load_domain VALUES (1, 0), (2, 7), (3, 255);
 SELECT id, fp FROM load_domain ORDER BY id;
 DROP TABLE load_domain;
 DROP DOMAIN load_fingerprint;
+
+-- Renaming a schema is no change of the table: the check must follow the table, not the old name.
+CREATE SCHEMA load_ns;
+CREATE TABLE load_ns.docs (id int, fp bigint);
+CREATE TRIGGER dedup BEFORE INSERT ON load_ns.docs FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+INSERT INTO load_ns.docs VALUES (1, 5);
+ALTER SCHEMA load_ns RENAME TO load_ns_archive;
+CREATE SCHEMA load_ns;
+CREATE TABLE load_ns.docs (id int, fp bigint);
+INSERT INTO load_ns.docs VALUES (100, 1000);
+INSERT INTO load_ns_archive.docs VALUES (2, 6), (3, 1001);
+SELECT id, fp FROM load_ns_archive.docs ORDER BY id;
+DROP SCHEMA load_ns, load_ns_archive CASCADE;
+
+-- A mark column with a type modifier could hold a shortened or rounded key (another row's):
+-- refused unless it is the key column's type.
+CREATE TABLE load_typmod (code text PRIMARY KEY, fp bigint, dup_of varchar(3));
+CREATE TRIGGER dedup BEFORE INSERT ON load_typmod FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of', 'code');
+INSERT INTO load_typmod VALUES ('abc', 1000000), ('abcdef', 0);
+ALTER TABLE load_typmod ALTER COLUMN dup_of TYPE text;
+INSERT INTO load_typmod VALUES ('abc', 1000000), ('abcdef', 0), ('x', 1);
+SELECT code, fp, dup_of FROM load_typmod ORDER BY code;
+DROP TABLE load_typmod;
+
+-- An UPDATE that moves a row into another partition is refused (checked against the old partition,
+-- and 'skip' in the new one would drop a row already deleted from the old); inserts and updates
+-- within a partition are deduplicated per partition.
+CREATE TABLE load_parted (id int, lang text, fp bigint) PARTITION BY LIST (lang);
+CREATE TABLE load_parted_a PARTITION OF load_parted FOR VALUES IN ('a');
+CREATE TABLE load_parted_b PARTITION OF load_parted FOR VALUES IN ('b');
+CREATE INDEX ON load_parted USING simhash (fp);
+CREATE TRIGGER dedup BEFORE INSERT OR UPDATE ON load_parted FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+INSERT INTO load_parted VALUES (1, 'a', 0), (2, 'a', 1000000000000), (5, 'b', 0);
+UPDATE load_parted SET lang = 'b' WHERE id = 1;
+UPDATE load_parted SET lang = 'b', fp = 1 WHERE id = 2;
+UPDATE load_parted SET fp = 1 WHERE id = 2;
+UPDATE load_parted SET fp = 255 WHERE id = 2;
+SELECT tableoid::regclass AS partition, id, fp FROM load_parted ORDER BY id;
+DROP TABLE load_parted;

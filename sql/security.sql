@@ -167,6 +167,21 @@ DROP INDEX security_owner.pages_fp_idx;
 INSERT INTO security_owner.pages VALUES (8, 1, 'near-duplicate (forced row security, no index)') RETURNING id;
 CREATE INDEX pages_fp_idx ON security_owner.pages USING simhash (fp);
 RESET ROLE;
+-- The same for a trigger first used after row security was forced (its check is planned then).
+CREATE TABLE security_owner.forced (id int, fp bigint, hidden boolean DEFAULT false);
+ALTER TABLE security_owner.forced OWNER TO regress_simhash_owner;
+SET ROLE regress_simhash_owner;
+ALTER TABLE security_owner.forced ENABLE ROW LEVEL SECURITY, FORCE ROW LEVEL SECURITY;
+CREATE POLICY visible ON security_owner.forced FOR SELECT USING (NOT hidden);
+CREATE POLICY loads ON security_owner.forced FOR INSERT WITH CHECK (true);
+CREATE TRIGGER dedup BEFORE INSERT ON security_owner.forced
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'error', 'id');
+INSERT INTO security_owner.forced VALUES (1, 0, true);
+INSERT INTO security_owner.forced VALUES (2, 1);
+CREATE INDEX ON security_owner.forced USING simhash (fp);
+INSERT INTO security_owner.forced VALUES (2, 1);
+RESET ROLE;
+DROP TABLE security_owner.forced;
 DROP POLICY nothing ON security_owner.pages;
 ALTER TABLE security_owner.pages DISABLE ROW LEVEL SECURITY, NO FORCE ROW LEVEL SECURITY;
 

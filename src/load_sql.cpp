@@ -46,6 +46,7 @@ extern "C" {
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
+#include "executor/executor.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
@@ -57,6 +58,7 @@ extern "C" {
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/partcache.h"
 #include "utils/acl.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
@@ -122,6 +124,9 @@ void dedup_relcache_callback(Datum, Oid relid) {
         if (relid == InvalidOid || entry->relid == relid) entry->stale = true;
 }
 
+// Any schema changed: every entry is rebuilt (its query names two schemas).
+void dedup_namespace_callback(Datum, int, uint32) { dedup_relcache_callback((Datum)0, InvalidOid); }
+
 int parse_radius(const char *text) {
     char *end = nullptr;
     errno = 0;
@@ -166,6 +171,18 @@ void check_mark_column(Relation rel, const char *mark_column, int mark_attnum, i
                         errdetail("The trigger sets the mark column to NULL on rows that duplicate nothing."),
                         errhint("ALTER TABLE %s ALTER COLUMN %s DROP NOT NULL.",
                                 quote_identifier(RelationGetRelationName(rel)), quote_identifier(mark_column))));
+    // The check query casts the key to the mark column's type and type modifier, and a cast
+    // truncates (varchar(3)) or rounds (numeric(5,0)) where an assignment would fail: the mark
+    // could name another row. So a mark column with a modifier must be the key column's type.
+    if (mark->atttypmod >= 0 && (mark->atttypid != key->atttypid || mark->atttypmod != key->atttypmod))
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("simhash_dedup: mark column \"%s\" of type %s could hold a shortened or rounded copy "
+                               "of key column \"%s\" of type %s",
+                               mark_column, format_type_with_typemod(mark->atttypid, mark->atttypmod), key_column,
+                               format_type_with_typemod(key->atttypid, key->atttypmod)),
+                        errhint("Give the mark column the key column's type: ALTER TABLE %s ALTER COLUMN %s TYPE %s.",
+                                quote_identifier(RelationGetRelationName(rel)), quote_identifier(mark_column),
+                                format_type_with_typemod(key->atttypid, key->atttypmod))));
     if (!can_coerce_type(1, &key->atttypid, &mark->atttypid, COERCION_ASSIGNMENT))
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                         errmsg("simhash_dedup: key column \"%s\" of type %s cannot be stored in mark column \"%s\" of type %s",
@@ -349,6 +366,10 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
         ctl.entrysize = sizeof(DedupEntry);
         dedup_entries = hash_create("simhash_dedup plans", 16, &ctl, HASH_ELEM | HASH_BLOBS);
         CacheRegisterRelcacheCallback(dedup_relcache_callback, (Datum)0);
+        // The check query names the table's schema and the extension's: renaming a schema sends no
+        // relcache invalidation of the table, and the saved plan would be parsed again from the
+        // old names (another table of that name, or none).
+        CacheRegisterSyscacheCallback(NAMESPACEOID, dedup_namespace_callback, (Datum)0);
     }
     bool found;
     DedupEntry *entry = static_cast<DedupEntry *>(hash_search(dedup_entries, &trigger->tgoid, HASH_ENTER, &found));
@@ -368,8 +389,10 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
         Oid save_userid;
         int save_sec;
         GetUserIdAndSecContext(&save_userid, &save_sec);
-        SetUserIdAndSecContext(rel->rd_rel->relowner,
-                               save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+        // SECURITY_NOFORCE_RLS as when it runs: SPI_prepare applies row security while it plans, and
+        // a plan made under the owner's forced policies would keep them.
+        SetUserIdAndSecContext(rel->rd_rel->relowner, save_sec | SECURITY_LOCAL_USERID_CHANGE |
+                                                          SECURITY_RESTRICTED_OPERATION | SECURITY_NOFORCE_RLS);
         prepare_entry(entry, trigger, rel, trigger_function);
         SetUserIdAndSecContext(save_userid, save_sec);
     }
@@ -458,6 +481,26 @@ char *tid_text(Datum tid) { return DatumGetCString(DirectFunctionCall1(tidout, t
 
 }  // namespace
 
+// Whether an updated row fails its partition's constraint: the UPDATE moves it into another
+// partition (PostgreSQL deletes it here and inserts it there, firing that partition's BEFORE INSERT
+// triggers). Evaluated as the executor checks a partition constraint.
+static bool row_leaves_partition(Relation rel, HeapTuple tuple) {
+    List *qual = RelationGetPartitionQual(rel);
+    if (qual == NIL) return false;
+    EState *estate = CreateExecutorState();
+    MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+    ExprState *check = ExecPrepareCheck(qual, estate);
+    TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsHeapTuple);
+    ExecStoreHeapTuple(tuple, slot, false);
+    ExprContext *econtext = GetPerTupleExprContext(estate);
+    econtext->ecxt_scantuple = slot;
+    const bool fits = ExecCheck(check, econtext);
+    ExecDropSingleTupleTableSlot(slot);
+    MemoryContextSwitchTo(old);
+    FreeExecutorState(estate);
+    return !fits;
+}
+
 // The row with its mark column set to NULL: action 'mark' found no near-duplicate to point at.
 static HeapTuple without_mark(Relation rel, HeapTuple tuple, int mark_attnum) {
     Datum value = (Datum)0;
@@ -533,6 +576,16 @@ SIMHASH_FUNCTION(simhash_dedup) {
     const int radius = entry->radius;
     const int mark_attnum = entry->mark_attnum;
 
+    // A row moved into another partition is checked twice, against the wrong partition here and as
+    // an insert there, where 'skip' would drop a row already deleted from here: refused.
+    if (is_update && rel->rd_rel->relispartition && row_leaves_partition(rel, tuple))
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("simhash_dedup: the updated row no longer belongs in partition \"%s\"",
+                               RelationGetRelationName(rel)),
+                        errdetail("An UPDATE that moves a row into another partition is not deduplicated: the "
+                                  "row would be checked against this partition, and dropped if 'skip' found a "
+                                  "near-duplicate in the new one."),
+                        errhint("Delete the row and insert it through the partitioned table, in one transaction.")));
     bool fp_null;
     const Datum fp_datum = heap_getattr(tuple, entry->fp_attnum, desc, &fp_null);
     if (is_update) {
