@@ -137,17 +137,21 @@ RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMeth
                     place(std::min(rank[x], rank[y]), std::max(rank[x], rank[y]));
                 });
             }
-            constexpr int64_t kUnassigned = std::numeric_limits<int64_t>::min();
-            for (auto &g : distinct_group) g = kUnassigned;
+            // Whether a fingerprint has its group, kept apart from the group ids: every int64 is a
+            // possible id, so no id value can mean "none yet".
+            std::vector<uint8_t> assigned(u, 0);
             poller.begin("choosing leaders", u);
             for (size_t k = 0; k < u; ++k) {
                 poller.step(k);
-                int64_t &own = distinct_group[order[k]];
-                if (own != kUnassigned) continue;
-                own = min_id[order[k]];
+                const size_t leader = order[k];
+                if (assigned[leader]) continue;
+                assigned[leader] = 1;
+                distinct_group[leader] = min_id[leader];
                 for (size_t e = k == 0 ? 0 : first[k - 1]; e < first[k]; ++e) {
-                    int64_t &member = distinct_group[order[later[e]]];
-                    if (member == kUnassigned) member = own;
+                    const size_t member = order[later[e]];
+                    if (assigned[member]) continue;
+                    assigned[member] = 1;
+                    distinct_group[member] = min_id[leader];
                 }
             }
         }

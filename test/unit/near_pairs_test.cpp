@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <cmath>
 #include <numeric>
@@ -308,6 +309,21 @@ TEST(NearGroups, ConnectedAndLeaderMatchReferences) {
             EXPECT_EQ(run_groups(rows, r, GroupMethod::leader), reference_leader(rows, r)) << n << " " << r;
         }
     }
+}
+
+// Every int64 is a possible id, the smallest included: it leads its group like any other.
+TEST(NearGroups, TheSmallestPossibleIdLeads) {
+    const int64_t smallest = std::numeric_limits<int64_t>::min();
+    const std::vector<IdFingerprint> claimed = {{smallest, 0}, {1, 1}, {2, 2}};
+    EXPECT_EQ(run_groups(claimed, 1, GroupMethod::leader), reference_leader(claimed, 1));
+    EXPECT_EQ(run_groups(claimed, 1, GroupMethod::leader).at(2), smallest);
+    const std::vector<IdFingerprint> apart = {{smallest, 0}, {1, 1}, {2, 3}};
+    EXPECT_EQ(run_groups(apart, 1, GroupMethod::leader), reference_leader(apart, 1));
+    EXPECT_EQ(run_groups(apart, 1, GroupMethod::connected), reference_connected(apart, 1));
+    auto rows = make_rows(500, 7);
+    rows[0].id = smallest;
+    rows[1].id = std::numeric_limits<int64_t>::max();
+    for (int r : {3, 12}) EXPECT_EQ(run_groups(rows, r, GroupMethod::leader), reference_leader(rows, r)) << r;
 }
 
 TEST(NearGroups, LeaderCountsItsPairsAgainstTheMemoryLimit) {
