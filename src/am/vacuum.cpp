@@ -331,14 +331,22 @@ void mark_visitor(BlockNumber blkno, void *arg) {
     if (blkno < v->nblocks) v->reachable[blkno] = true;
 }
 
-// Marks the pending list and the list being merged, under the metapage's share lock (inserts
-// append to the pending list meanwhile).
-void mark_pending_lists(Relation index, PageVisit *v) {
+// Of `candidates` (pending pages no run reached), those in neither the pending list nor the list
+// being merged go to `garbage`. All under the metapage's share lock: an insert links a page into
+// the pending list (a new one, or a deleted one from the FSM) only under its exclusive lock, so a
+// candidate outside both lists while the lock is held belongs to no list; once the lock is let go
+// an insert may link pages in, and a candidate's flags read then could be such a page's. Merges,
+// the only other writers of the lists, wait for the merge lock the caller holds.
+void collect_orphaned_pending(Relation index, PageVisit *v, const BlockList *candidates, BlockList *garbage) {
     Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
     LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
     const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
     read_chain(index, meta->pending_head, SIMHASH_PENDING, mark_visitor, v, nullptr);
     read_chain(index, meta->merge_head, SIMHASH_PENDING, mark_visitor, v, nullptr);
+    for (Size i = 0; i < candidates->n; ++i) {
+        const BlockNumber blkno = candidates->items[i];
+        if (!v->reachable[blkno] && (simhash_page_flags(index, blkno) & SIMHASH_PENDING)) block_list_push(garbage, blkno);
+    }
     UnlockReleaseBuffer(meta_buffer);
 }
 
@@ -436,26 +444,21 @@ BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
     for (uint32 i = 0; i < meta->nretired; ++i) simhash_visit_retired(index, &meta->retired[i], mark_visitor, &visit);
 
     BlockList *garbage = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
-    bool pending_candidates = false;
+    BlockList *pending_candidates = static_cast<BlockList *>(palloc0(sizeof(BlockList)));
     for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
         if (visit.reachable[blkno]) continue;
         vacuum_delay_point_compat();
+        // A deleted page an insert takes from the FSM meanwhile may be recorded free again: the
+        // FSM only suggests pages, and simhash_new_buffer takes none that is not deleted.
         const uint16 flags = simhash_page_flags(index, blkno);
         if (flags & SIMHASH_DELETED)
             RecordFreeIndexPage(index, blkno);
         else if (flags & (SIMHASH_DATA | SIMHASH_REF | SIMHASH_DIR | SIMHASH_MAP | SIMHASH_RUN))
             block_list_push(garbage, blkno);
         else if (flags & SIMHASH_PENDING)
-            pending_candidates = true;
+            block_list_push(pending_candidates, blkno);
     }
-    if (pending_candidates) {
-        // Pending pages reached now are in use; the others belong to no list.
-        mark_pending_lists(index, &visit);
-        for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
-            if (visit.reachable[blkno]) continue;
-            if (simhash_page_flags(index, blkno) & SIMHASH_PENDING) block_list_push(garbage, blkno);
-        }
-    }
+    if (pending_candidates->n > 0) collect_orphaned_pending(index, &visit, pending_candidates, garbage);
     free_pages(index, garbage);
     IndexFreeSpaceMapVacuum(index);
     const BlockNumber reclaimed = static_cast<BlockNumber>(garbage->n);
