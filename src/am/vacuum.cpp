@@ -102,7 +102,9 @@ void free_pages(Relation index, const BlockList *pages) {
 // forget a small merge's pages.
 void crash_point(int step) {
     if (simhash_debug_merge_crash_step != step) return;
-    XLogFlush(GetXLogInsertRecPtr());
+    // The end of this backend's last record: the insert position can lie past a page header not
+    // written yet, and flushing there fails (an ERROR instead of the crash).
+    if (XactLastRecEnd != InvalidXLogRecPtr) XLogFlush(XactLastRecEnd);
     elog(PANIC, "simhash: crashing after merge step %d (simhash.debug_merge_crash_step)", step);
 }
 
@@ -355,9 +357,14 @@ void collect_orphaned_pending(Relation index, PageVisit *v, const BlockList *can
 // the FSM only. Pages inserts add to the pending list meanwhile only make the answer yes.
 bool pages_unaccounted_for(Relation index, const SimhashMetaData *meta, BlockNumber nblocks) {
     if (meta->merge_head != InvalidBlockNumber) return true;  // a merge list left attached
+    // A page the FSM lists counts as free only if it is: the FSM is not WAL-logged, and after a
+    // crash it can still list pages that a merge took, wrote a run into, and never swapped in.
     BlockNumber free_pages = 0;
-    for (BlockNumber blkno = 1; blkno < nblocks; ++blkno)
-        if (GetRecordedFreeSpace(index, blkno) > 0) ++free_pages;
+    for (BlockNumber blkno = 1; blkno < nblocks; ++blkno) {
+        if (GetRecordedFreeSpace(index, blkno) == 0) continue;
+        const uint16 flags = simhash_page_flags(index, blkno);
+        if (flags == 0 || (flags & SIMHASH_DELETED)) ++free_pages;
+    }
     return static_cast<uint64>(nblocks) - free_pages > simhash_pages_in_use(meta);
 }
 
@@ -426,8 +433,7 @@ BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
     // With the merge lock held no merge writes or frees runs, so every page of a run that neither
     // the metapage's runs nor its retired sets reach was left by a merge that crashed (a new run
     // before its swap, or a recycled set half freed), and so is every pending page in no list.
-    // Deleted pages go back to the FSM, which is not WAL-logged and may have lost them. New pages
-    // are left alone: a concurrent insert may have just extended the relation with one.
+    // Deleted and new pages go back to the FSM, which is not WAL-logged and may have lost them.
     lock_merges(index);
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
     simhash_read_meta(index, meta);
@@ -450,8 +456,14 @@ BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
         vacuum_delay_point_compat();
         // A deleted page an insert takes from the FSM meanwhile may be recorded free again: the
         // FSM only suggests pages, and simhash_new_buffer takes none that is not deleted.
+        // A new (all-zero) page: the relation was extended and the server stopped before the
+        // page's first WAL record was flushed. An insert extending the relation right now may
+        // have its page recorded too: inserts take pages under the metapage's exclusive lock and
+        // set them up before letting go of it, merges wait for the merge lock held here, and
+        // simhash_new_buffer takes no FSM page that is not new or deleted, so the record can only
+        // be stale.
         const uint16 flags = simhash_page_flags(index, blkno);
-        if (flags & SIMHASH_DELETED)
+        if (flags == 0 || (flags & SIMHASH_DELETED))
             RecordFreeIndexPage(index, blkno);
         else if (flags & (SIMHASH_DATA | SIMHASH_REF | SIMHASH_DIR | SIMHASH_MAP | SIMHASH_RUN))
             block_list_push(garbage, blkno);
