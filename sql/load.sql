@@ -188,7 +188,7 @@ BEGIN
 END $$;
 SELECT args, load_bad_try(args) FROM (VALUES
     (''), ($$'fp', '3'$$), ($$'fp', '65', 'skip'$$), ($$'fp', '-1', 'skip'$$), ($$'fp', 'three', 'skip'$$),
-    ($$'fp', '3 ', 'skip'$$), ($$'fp', '3', 'drop'$$), ($$'nope', '3', 'skip'$$), ($$'fptext', '3', 'skip'$$),
+    ($$'fp', '3 ', 'skip'$$), ($$'fp', ' +3', 'skip'$$), ($$'fp', '3', 'drop'$$), ($$'nope', '3', 'skip'$$), ($$'fptext', '3', 'skip'$$),
     ($$'fpgen', '3', 'skip'$$),
     ($$'fp', '3', 'skip', 'extra'$$), ($$'fp', '3', 'mark'$$), ($$'fp', '3', 'mark', 'nope'$$),
     ($$'fp', '3', 'mark', 'mark'$$), ($$'fp', '3', 'mark', 'fp', 'id'$$), ($$'fp', '3', 'error', 'nope'$$),

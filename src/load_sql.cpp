@@ -131,7 +131,8 @@ int parse_radius(const char *text) {
     char *end = nullptr;
     errno = 0;
     const long value = std::strtol(text, &end, 10);
-    if (end == text || *end != '\0' || errno != 0 || value < 0 || value > 64)
+    // Digits only: strtol would also take leading spaces and a sign.
+    if (!(text[0] >= '0' && text[0] <= '9') || *end != '\0' || errno != 0 || value < 0 || value > 64)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("simhash_dedup: radius must be an integer between 0 and 64, not \"%s\"", text)));
     return static_cast<int>(value);
