@@ -30,6 +30,15 @@ EXPLAIN (COSTS OFF) SELECT id FROM order_docs ORDER BY hamming(fp, 42) LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id, hamming(fp, 42) FROM order_docs WHERE lang = 'zh' ORDER BY hamming(fp, 42) LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM order_docs WHERE hamming(fp, 7) <= 20 ORDER BY fp <~> 42 LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM order_docs ORDER BY fp <~> 42 DESC LIMIT 10;
+-- Two distances on the one column: the scan orders by the first only, so the plan sorts.
+CREATE TABLE order_two (id int, fp bigint);
+INSERT INTO order_two SELECT g, CASE WHEN g % 2 = 0 THEN 8 ELSE 1 END FROM generate_series(1, 1000) g;
+INSERT INTO order_two SELECT g, hashint8extended(g, 3) FROM generate_series(1001, 20000) g;
+CREATE INDEX ON order_two USING simhash (fp);
+ANALYZE order_two;
+EXPLAIN (COSTS OFF) SELECT id FROM order_two ORDER BY fp <~> 0, fp <~> 7 LIMIT 4;
+SELECT fp <~> 0 AS d0, fp <~> 7 AS d7 FROM order_two ORDER BY fp <~> 0, fp <~> 7 LIMIT 4;
+DROP TABLE order_two;
 EXPLAIN (COSTS OFF) SELECT id FROM order_docs ORDER BY fp <~> 42;
 EXPLAIN (COSTS OFF)
 SELECT p.id, n.id FROM (VALUES (1), (2)) p(id),

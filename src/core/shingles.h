@@ -274,11 +274,18 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
 
     if (options.unit == ShingleUnit::kWord) {
         bool in_word = false;
+        // An ideograph is a token of its own, kept open for the marks that follow it (a dakuten,
+        // a variation selector) and finished by the next code point that is not one.
+        bool in_ideograph = false;
         while (p < end) {
             const unsigned char *const stretch_begin = p, *const stretch_stop = stretch_end(p, end);
             while (p < stretch_stop) {
                 // Fast path: a run of ASCII word characters inside or at the start of a word.
                 if (*p < 0x80 && ascii.token_class[*p] == kWord) {
+                    if (in_ideograph) {
+                        finish_token();
+                        in_ideograph = false;
+                    }
                     if (!in_word) {
                         window.begin_token(window.tokens_seen() > 0);
                         in_word = true;
@@ -303,7 +310,17 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
                 }
                 uint32_t cp;
                 TokenClass cls = detail::next_code_point(p, end, cp);
-                if (cls == kMark) cls = in_word ? kWord : kSeparator;  // marks only continue a word
+                if (cls == kMark) {  // continues the word or ideograph before it; else a separator
+                    if (in_word || in_ideograph) {
+                        window.commit(encode_utf8(cp, window.reserve(4)));
+                        continue;
+                    }
+                    cls = kSeparator;
+                }
+                if (in_ideograph) {
+                    finish_token();
+                    in_ideograph = false;
+                }
                 if (cls == kWord) {
                     if (!in_word) {
                         window.begin_token(window.tokens_seen() > 0);
@@ -319,12 +336,12 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
                 if (cls == kIdeograph) {
                     window.begin_token(window.tokens_seen() > 0);
                     window.commit(encode_utf8(cp, window.reserve(4)));
-                    finish_token();
+                    in_ideograph = true;
                 }
             }
             tick(poll, static_cast<uint64_t>(p - stretch_begin));
         }
-        if (in_word) finish_token();
+        if (in_word || in_ideograph) finish_token();
     } else {
         bool pending_space = false;
         while (p < end) {

@@ -131,8 +131,18 @@ TEST(Tokenizer, CombiningMarksStayInsideWords) {
     EXPECT_EQ(words("E\xCC\x81" "COLE caf" "e\xCC\x81", 1), (V{"e\xCC\x81" "cole", "cafe\xCC\x81"}));
     // A combining mark with no word before it is a separator (nothing to combine with).
     EXPECT_EQ(words("a \xCC\x81", 1), (V{"a"}));
-    // After an ideograph the ideograph token is complete: the mark separates (NFC input has none).
-    EXPECT_EQ(words("\xE4\xB8\xAD\xCC\x81" "a", 1), (V{"\xE4\xB8\xAD", "a"}));
+    // After an ideograph the mark continues the ideograph's token, as it continues a word: a
+    // decomposed (NFD) dakuten keeps ga (U+30AB U+3099) apart from ka, and a variation selector
+    // stays with its ideograph.
+    EXPECT_EQ(words("\xE4\xB8\xAD\xCC\x81" "a", 1), (V{"\xE4\xB8\xAD\xCC\x81", "a"}));
+    EXPECT_EQ(words("\xE3\x82\xAB\xE3\x82\x99\xE3\x83\xA9\xE3\x82\xB9", 1),
+              (V{"\xE3\x82\xAB\xE3\x82\x99", "\xE3\x83\xA9", "\xE3\x82\xB9"}));
+    EXPECT_NE(words("\xE3\x82\xAB\xE3\x82\x99\xE3\x83\xA9\xE3\x82\xB9", 2),
+              words("\xE3\x82\xAB\xE3\x83\xA9\xE3\x82\xB9", 2));
+    EXPECT_EQ(words("\xE8\x91\x9B\xF3\xA0\x84\x80\xE5\x9F\x8E", 1),
+              (V{"\xE8\x91\x9B\xF3\xA0\x84\x80", "\xE5\x9F\x8E"}));
+    // An ideograph's token ends at the next code point that is no mark, an ASCII letter included.
+    EXPECT_EQ(words("\xE4\xB8\xAD" "ab" "\xE4\xB8\xAD", 1), (V{"\xE4\xB8\xAD", "ab", "\xE4\xB8\xAD"}));
     // Devanagari vowel signs (Mc/Mn) stay in the word: हिन्दी
     EXPECT_EQ(words("\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\xA8\xE0\xA5\x8D\xE0\xA4\xA6\xE0\xA5\x80", 1),
               (V{"\xE0\xA4\xB9\xE0\xA4\xBF\xE0\xA4\xA8\xE0\xA5\x8D\xE0\xA4\xA6\xE0\xA5\x80"}));
