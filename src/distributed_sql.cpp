@@ -7,12 +7,10 @@
 //   simhash_pairs_key(fp, radius, blocks, key_blocks, t)  a fingerprint's key in table t
 //   simhash_pairs_reports(a, b, radius, blocks, key_blocks, t)  table t reports the pair (a, b)
 // simhash_pairs_distributed (SQL, in the install script) runs them on a Citus cluster.
-#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
 #include "core/hamming.h"
-#include "core/minhash.h"
 #include "core/near_pairs.h"
 #include "sql_arguments.h"  // includes guard.h
 
@@ -154,21 +152,14 @@ struct PairTriples {
 static_assert(std::is_trivially_destructible<PairTriples>::value, "triples live in palloc'd memory");
 
 // Pairs are reported by id: a repeated id would pair a row with itself or report a pair twice.
-// Refused as simhash_pairs and minhash_pairs refuse it (the distributed functions check their
-// ids before grouping; this guards direct use of the aggregates). O(n log n) beside the group's
-// O(n^2) comparisons.
+// Refused as simhash_pairs and minhash_pairs refuse it, with the core's check (the distributed
+// functions check their ids before grouping; this guards direct use of the aggregates).
 void check_group_ids(const int64 *ids, Size n, const char *function) {
-    if (n < 2) return;
-    int64 *sorted = static_cast<int64 *>(palloc(n * sizeof(int64)));
-    memcpy(sorted, ids, n * sizeof(int64));
-    std::sort(sorted, sorted + n);
-    const int64 *repeated = std::adjacent_find(sorted, sorted + n);
-    const bool found = repeated != sorted + n;
-    const long long id = found ? static_cast<long long>(*repeated) : 0;
-    pfree(sorted);
-    if (found)
+    int64_t repeated;
+    if (simhash::find_repeated_id(reinterpret_cast<const int64_t *>(ids), n, &repeated))
         ereport(ERROR, (errcode(ERRCODE_UNIQUE_VIOLATION),
-                        errmsg("%s: id %lld appears more than once in a group", function, id),
+                        errmsg("%s: id %lld appears more than once in a group", function,
+                               static_cast<long long>(repeated)),
                         errdetail("Pairs are reported by id, so every row needs an id of its own.")));
 }
 
@@ -269,16 +260,10 @@ struct SignatureGroup {
 
 // minhash_lsh_parameters(threshold, slots, OUT bands, OUT rows): the banding minhash_pairs chooses.
 SIMHASH_FUNCTION(minhash_lsh_parameters) {
-    const double threshold = PG_GETARG_FLOAT8(0);
-    const int32 slots = PG_GETARG_INT32(1);
-    if (!(threshold > 0.0 && threshold <= 1.0))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("threshold must be greater than 0 and at most 1, not %g", threshold)));
+    const double threshold = threshold_argument(fcinfo, 0);
     // The search weighs every (bands, rows) with bands * rows <= slots: about slots * ln(slots)
     // pairs, 0.4 s at the longest signature minhash() makes.
-    if (slots < 1 || slots > simhash::kMaxMinhashSlots)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("slots must be between 1 and %d, not %d", simhash::kMaxMinhashSlots, slots)));
+    const int32 slots = minhash_slots_argument(PG_GETARG_INT32(1));
     const simhash::LshParameters parameters = simhash::lsh_parameters(threshold, slots);
     TupleDesc desc;
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
@@ -312,11 +297,8 @@ SIMHASH_FUNCTION(minhash_pairs_agg_transfn) {
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold, rows and band must not be NULL")));
     int slots;
     const uint32_t *signature = signature_slots(PG_GETARG_ARRAYTYPE_P(2), "the signature", &slots);
-    const double threshold = PG_GETARG_FLOAT8(3);
+    const double threshold = threshold_argument(fcinfo, 3);
     const int32 band_rows = PG_GETARG_INT32(4), band = PG_GETARG_INT32(5);
-    if (!(threshold > 0.0 && threshold <= 1.0))  // as minhash_pairs; NaN too
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("threshold must be greater than 0 and at most 1, not %g", threshold)));
     if (group == nullptr) {
         check_band(slots, band_rows, band);
         group = static_cast<SignatureGroup *>(MemoryContextAllocZero(aggcontext, sizeof(SignatureGroup)));

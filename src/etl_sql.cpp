@@ -998,12 +998,7 @@ SIMHASH_FUNCTION(simhash_pair_groups) {
 //   RETURNS TABLE (id_a bigint, id_b bigint, jaccard float8)
 SIMHASH_FUNCTION(minhash_pairs) {
     const char *query = query_argument(fcinfo, "minhash_pairs");
-    if (PG_ARGISNULL(1))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold must not be NULL")));
-    const double threshold = PG_GETARG_FLOAT8(1);
-    if (!(threshold > 0.0 && threshold <= 1.0))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("threshold must be greater than 0 and at most 1, not %g", threshold)));
+    const double threshold = threshold_argument(fcinfo, 1);
     const bool explicit_bands = !PG_ARGISNULL(2), explicit_rows = !PG_ARGISNULL(3);
     if (explicit_bands != explicit_rows)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("give both bands and rows, or neither")));

@@ -68,14 +68,6 @@ void check_same_slots(int a, int b) {
                                 "seed.")));
 }
 
-int32 minhash_slots_argument(int32 slots) {
-    if (slots < 1 || slots > simhash::kMaxMinhashSlots)
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("slots must be between 1 and %d, not %d", simhash::kMaxMinhashSlots,
-                               slots)));
-    return slots;
-}
-
 // Pure C++ (no PostgreSQL calls): builds the hash family and writes the text's signature.
 // Throws simhash::Stopped when the poll asks to stop.
 void text_minhash_into(Utf8Bytes doc, int slots, uint64_t seed,
@@ -257,9 +249,6 @@ void write_shingle_array(Utf8Bytes doc, const simhash::ShingleOptions &options, 
         poll);
 }
 
-// One sweep over a text[] of `count` UTF-8 shingles, converted to the database encoding: returns
-// the bytes of the converted elements and, when out is not null, writes them there. Converting
-// twice (measure, then write) keeps only the UTF-8 array and the result in memory.
 // Case folding can make characters the database encoding cannot hold (in LATIN1, MICRO SIGN
 // folds to GREEK SMALL LETTER MU): the conversion error says so, and why.
 void shingle_conversion_context(void *) {
@@ -269,6 +258,9 @@ void shingle_conversion_context(void *) {
                GetDatabaseEncodingName());
 }
 
+// One sweep over a text[] of `count` UTF-8 shingles, converted to the database encoding: returns
+// the bytes of the converted elements and, when out is not null, writes them there. Converting
+// twice (measure, then write) keeps only the UTF-8 array and the result in memory.
 size_t convert_shingle_array(ArrayType *utf8, int count, char *out) {
     const char *element = ARR_DATA_PTR(utf8);
     size_t data_bytes = 0;

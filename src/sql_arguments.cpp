@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/minhash.h"
+
 extern "C" {
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
@@ -15,6 +17,23 @@ int radius_argument(FunctionCallInfo fcinfo, int arg) {
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("radius must be between 0 and 64, not %d", radius)));
     return radius;
+}
+
+double threshold_argument(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold must not be NULL")));
+    const double threshold = PG_GETARG_FLOAT8(arg);
+    if (!(threshold > 0.0 && threshold <= 1.0))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("threshold must be greater than 0 and at most 1, not %g", threshold)));
+    return threshold;
+}
+
+int32 minhash_slots_argument(int32 slots) {
+    if (slots < 1 || slots > simhash::kMaxMinhashSlots)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("slots must be between 1 and %d, not %d", simhash::kMaxMinhashSlots, slots)));
+    return slots;
 }
 
 Utf8Bytes utf8_bytes(const char *data, int len) {

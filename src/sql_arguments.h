@@ -15,6 +15,12 @@ extern "C" {
 // A radius argument of a batch or load function: not NULL, 0..64 (ERRCODE_INVALID_PARAMETER_VALUE).
 int radius_argument(FunctionCallInfo fcinfo, int arg);
 
+// A Jaccard threshold argument of the MinHash pair functions: not NULL, in (0, 1] (not NaN).
+double threshold_argument(FunctionCallInfo fcinfo, int arg);
+
+// A MinHash slot count: 1..kMaxMinhashSlots, the signatures minhash() makes.
+int32 minhash_slots_argument(int32 slots);
+
 // The bytes of a string in UTF-8, whatever the database encoding, so that a document gets the
 // same fingerprint in every database. SQL_ASCII declares no encoding: its bytes are read as
 // UTF-8 (invalid sequences act as separators).

@@ -174,10 +174,9 @@ bool make_room(Size bytes) {
     return true;
 }
 
-// Reads the entries appended since the copy was last brought up to date.
-// Reads the chain on from where the copy stopped, up to `limit` entries in all (dead ones
-// included): a list's count as the scan copied it from the metapage, since a merge that detaches
-// the pending list links it behind the list being merged (see scan_chain in scan.cpp).
+// Reads the entries appended since the copy was last brought up to date, up to `limit` entries in
+// all (dead ones included): a list's count as the scan copied it from the metapage, since a merge
+// that detaches the pending list links it behind the list being merged (see scan_chain in scan.cpp).
 void catch_up(Relation index, Copy *c, uint64 limit) {
     BlockNumber blkno = c->last;
     int start = c->last_count;
@@ -186,8 +185,7 @@ void catch_up(Relation index, Copy *c, uint64 limit) {
         Buffer buffer;
         Page page = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, c->page_flags, &buffer);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        const int n = static_cast<int>(Min(static_cast<uint64>(Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE))),
-                                           start + (limit - c->nread)));
+        const int n = simhash_page_entries(opaque, start + (limit - c->nread));
         if (n > start) {
             reserve(c, c->n + (n - start));
             const int64 *fps = SimhashPageGetFps(page);

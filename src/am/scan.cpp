@@ -242,8 +242,7 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags, 
         Page page = BufferGetPage(buffer);
         simhash_check_page(index, page, blkno, flags);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        const uint64 on_page = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
-        const int n = static_cast<int>(Min(on_page, limit - read));
+        const int n = simhash_page_entries(opaque, limit - read);
         read += n;
         if (opaque->next != InvalidBlockNumber && read < limit) ahead = read_ahead(index, opaque->next, 0, 8);
         const int64 *fps = SimhashPageGetFps(page);
@@ -525,8 +524,10 @@ void search(Relation index, ProbeQuery *q) {
     const uint64 index_id = meta->index_id;
     SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
     memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
-    if (!hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
-    if (!hold_meta) simhash_debug_pause();
+    if (!hold_meta) {
+        LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+        simhash_debug_pause();
+    }
 
     simhash_copy_cache_scan_begins();
     q->primary = primary;

@@ -147,6 +147,13 @@ struct SimhashDirSlot {
 #define SIMHASH_MAX_MAP_PAGES 1024  // a run's table 0 up to 1024 * 2038 pages (1.2 billion entries)
 #define SIMHASH_MAX_DIR_PAGES (((1u << SIMHASH_MAX_DIRBITS) + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE)
 
+// The entries of a data or pending page to read: its count, no more than a page holds (a damaged
+// count must not take a reader past the page), and at most `limit`.
+inline int simhash_page_entries(const SimhashPageOpaque *opaque, uint64 limit) {
+    const uint64 on_page = Min(opaque->nentries, static_cast<uint16>(SIMHASH_ENTRIES_PER_PAGE));
+    return static_cast<int>(Min(on_page, limit));
+}
+
 // A tombstone: VACUUM clears the offset of a dead entry's TID (table-0 positions must not move).
 inline bool simhash_tid_is_dead(const ItemPointerData *tid) { return ItemPointerGetOffsetNumberNoCheck(tid) == 0; }
 

@@ -218,7 +218,7 @@ uint64_t simhash_text_idf(const char *text, size_t len, const IdfDictionary &dic
     WeightedSimhashVote vote;
     counts.for_each([&](uint64_t hash, uint32_t tf) {
         vote.add(hash, shingle_vote(weighting, tf) * dictionary.idf(hash));
-        if (poll != nullptr) poll->tick(64);  // a lookup and a vote cost about as much as 64 bytes read
+        tick(poll, 64);  // a lookup and a vote cost about as much as 64 bytes read
     });
     return vote.fingerprint();
 }

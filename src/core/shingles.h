@@ -277,15 +277,17 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
         // An ideograph is a token of its own, kept open for the marks that follow it (a dakuten,
         // a variation selector) and finished by the next code point that is not one.
         bool in_ideograph = false;
+        auto finish_ideograph = [&]() {
+            if (!in_ideograph) return;
+            finish_token();
+            in_ideograph = false;
+        };
         while (p < end) {
             const unsigned char *const stretch_begin = p, *const stretch_stop = stretch_end(p, end);
             while (p < stretch_stop) {
                 // Fast path: a run of ASCII word characters inside or at the start of a word.
                 if (*p < 0x80 && ascii.token_class[*p] == kWord) {
-                    if (in_ideograph) {
-                        finish_token();
-                        in_ideograph = false;
-                    }
+                    finish_ideograph();
                     if (!in_word) {
                         window.begin_token(window.tokens_seen() > 0);
                         in_word = true;
@@ -317,10 +319,7 @@ void for_each_shingle(const char *text, size_t len, const ShingleOptions &option
                     }
                     cls = kSeparator;
                 }
-                if (in_ideograph) {
-                    finish_token();
-                    in_ideograph = false;
-                }
+                finish_ideograph();
                 if (cls == kWord) {
                     if (!in_word) {
                         window.begin_token(window.tokens_seen() > 0);
