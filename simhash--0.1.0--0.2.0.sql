@@ -157,6 +157,11 @@ DECLARE
 BEGIN
     FOR idx IN SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam
                 WHERE a.amname OPERATOR(pg_catalog.=) 'simhash' AND c.relkind OPERATOR(pg_catalog.=) 'i'
+                  -- not another session's temporary index (unreadable here, gone with that session),
+                  -- nor one a failed CREATE INDEX CONCURRENTLY left without pages
+                  AND (c.relpersistence OPERATOR(pg_catalog.<>) 't'
+                       OR c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema())
+                  AND pg_catalog.pg_relation_size(c.oid) OPERATOR(pg_catalog.>) 0
                 ORDER BY 1
     LOOP
         IF (SELECT i.version FROM @extschema@.simhash_index_info(idx) i) OPERATOR(pg_catalog.<>) 4 THEN

@@ -435,8 +435,10 @@ $function$;
 COMMENT ON FUNCTION minhash_pairs_distributed(regclass, name, name, double precision, integer, integer) IS
     'minhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each LSH band''s hash and compared where they meet, and only the pairs reach the coordinator (a table that is not distributed runs minhash_pairs); ids must be unique';
 
--- Indexes and generated columns computed with simhash(text, ...) hold fingerprints of the old
--- definition: each is named, since nothing else would tell that their values are stale.
+-- Indexes, generated columns, defaults, CHECK constraints and materialized views computed with
+-- simhash(text, ...), directly or through functions whose bodies PostgreSQL tracks (SQL functions
+-- with BEGIN ATOMIC or RETURN), hold or test fingerprints of the old definition: each is named,
+-- since nothing else would tell that their values are stale.
 DO $$
 DECLARE
   dependent record;
@@ -445,16 +447,32 @@ BEGIN
     -- Every operator qualified, the constants cast to oid: an operator of the extension's schema
     -- (which the database owner may create in) taking (oid, regclass) would be chosen before
     -- pg_catalog's, and run with the rights of the superuser who updates.
-    SELECT DISTINCT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) AS object
-    FROM pg_catalog.pg_depend d
+    WITH RECURSIVE changed(fn) AS (
+        SELECT '@extschema@.simhash(text, text, integer)'::pg_catalog.regprocedure::pg_catalog.oid
+      UNION
+        SELECT d.objid FROM pg_catalog.pg_depend d JOIN changed c ON d.refobjid OPERATOR(pg_catalog.=) c.fn
+        WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+          AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
+    )
+    -- A materialized view depends through its _RETURN rule: named as the view.
+    SELECT DISTINCT CASE WHEN m.oid IS NULL THEN pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+                         ELSE pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, m.oid, 0)
+                    END AS object
+    FROM pg_catalog.pg_depend d JOIN changed c ON d.refobjid OPERATOR(pg_catalog.=) c.fn
+         LEFT JOIN pg_catalog.pg_rewrite r
+           ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid
+          AND r.oid OPERATOR(pg_catalog.=) d.objid
+         LEFT JOIN pg_catalog.pg_class m
+           ON m.oid OPERATOR(pg_catalog.=) r.ev_class AND m.relkind OPERATOR(pg_catalog.=) 'm'
     WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
-      AND d.refobjid OPERATOR(pg_catalog.=) '@extschema@.simhash(text, text, integer)'::pg_catalog.regprocedure::pg_catalog.oid
-      AND (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
-           OR d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid)
+      AND (d.classid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid,
+                                                       'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid,
+                                                       'pg_catalog.pg_constraint'::pg_catalog.regclass::pg_catalog.oid])
+           OR m.oid IS NOT NULL)
     ORDER BY 1
   LOOP
     RAISE WARNING '% holds fingerprints computed by simhash(text) of 0.2.0', dependent.object
-      USING HINT = 'Rebuild it (REINDEX, or UPDATE the table) so that it agrees with the new simhash(text).';
+      USING HINT = 'Rebuild it (REINDEX; UPDATE the table; REFRESH MATERIALIZED VIEW; for a CHECK constraint, recompute the column it checks) so that it agrees with the new simhash(text).';
   END LOOP;
   -- A WARNING, since CREATE EXTENSION and ALTER EXTENSION hide an extension script's NOTICEs.
   RAISE WARNING 'simhash 0.3.0: simhash(text) now votes with each distinct word 2-shingle once, so fingerprints of text computed before differ from new ones'

@@ -16,3 +16,28 @@ SELECT simhash_shingles('5 µg', 'char', 1);
 \c contrib_regression
 SELECT minhash('Crème brûlée', slots => 4) AS utf8_minhash;
 DROP DATABASE simhash_latin1;
+
+-- A character the database accepts without a Unicode mapping (WIN1252's 0x81) reads as U+FFFD, as
+-- an invalid UTF-8 sequence does, instead of failing the call.
+SELECT simhash('caf' || U&'\FFFD' || ' au lait, café au lait') AS replaced_fp,
+       minhash('caf' || U&'\FFFD' || ' au lait, café au lait', slots => 4)::text AS replaced_minhash \gset
+CREATE DATABASE simhash_win1252 ENCODING 'WIN1252' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
+\c simhash_win1252
+SET client_encoding = 'UTF8';
+CREATE EXTENSION simhash;
+CREATE TABLE unmapped AS SELECT convert_from('\x63616681206175206c6169742c20636166e9206175206c616974'::bytea, 'WIN1252') AS body;
+SELECT simhash(body) = :replaced_fp AS same_as_replacement_char,
+       minhash(body, slots => 4)::text = :'replaced_minhash' AS same_minhash,
+       simhash_shingles(body, 'char', 3) AS shingles,
+       shingle_jaccard(body, body) AS self_jaccard
+FROM unmapped;
+\c contrib_regression
+DROP DATABASE simhash_win1252;
+
+-- An error message that repeats a long argument is cut on a character boundary, never inside one.
+DO $$
+BEGIN
+    PERFORM simhash('x', repeat('ワ', 300), 2);
+EXCEPTION WHEN invalid_parameter_value THEN
+    RAISE NOTICE 'message of % bytes ends with a whole character: %', octet_length(SQLERRM), right(SQLERRM, 1) = 'ワ';
+END $$;

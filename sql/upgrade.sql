@@ -70,13 +70,23 @@ UNION ALL
 ORDER BY 3, 1;
 
 -- From 0.2.0: simhash(text) changed its votes, so the update says what to recompute and names
--- every index and generated column built on simhash(text, ...); the old fingerprints stay
--- reachable with explicit options.
+-- every index, generated column, default, CHECK constraint and materialized view built on
+-- simhash(text, ...), directly or through an SQL function whose body PostgreSQL tracks (a plain
+-- view computes anew and is not named); the old fingerprints stay reachable with explicit options.
 DROP EXTENSION simhash;
 CREATE EXTENSION simhash VERSION '0.2.0';
-CREATE TABLE pages (body text, fp bigint GENERATED ALWAYS AS (simhash(body)) STORED);
+CREATE TABLE pages (body text, fp bigint GENERATED ALWAYS AS (simhash(body)) STORED,
+                    fp_default bigint DEFAULT simhash('boilerplate'), fp_checked bigint,
+                    CONSTRAINT pages_fp_checked CHECK (fp_checked = simhash(body, 'char', 3)));
 CREATE INDEX pages_fp_expression ON pages (simhash(body, 'char', 4));
-INSERT INTO pages VALUES ('the cat sat on the mat');
+CREATE FUNCTION page_fingerprint(body text) RETURNS bigint LANGUAGE sql IMMUTABLE
+    BEGIN ATOMIC SELECT simhash(body); END;
+CREATE FUNCTION page_fingerprint_twice(body text) RETURNS bigint LANGUAGE sql IMMUTABLE
+    RETURN page_fingerprint(body);
+CREATE INDEX pages_fp_through_functions ON pages (page_fingerprint_twice(body));
+INSERT INTO pages (body, fp_checked) VALUES ('the cat sat on the mat', simhash('the cat sat on the mat', 'char', 3));
+CREATE MATERIALIZED VIEW page_fps AS SELECT simhash(body) AS fp FROM pages;
+CREATE VIEW page_fps_now AS SELECT simhash(body) AS fp FROM pages;
 -- The update script runs as a superuser with the extension's schema first on its search_path,
 -- a schema others (a database owner) may create in: operators planted there that match its
 -- catalog query's argument types exactly must not be chosen over pg_catalog's.
@@ -98,6 +108,10 @@ ALTER EXTENSION simhash UPDATE TO '0.3.0';
 \set VERBOSITY terse
 SET client_min_messages = warning;
 SELECT fp = simhash(body, 'word', 3, 'count') AS stored_is_old, fp = simhash(body) AS stored_is_new FROM pages;
+DROP MATERIALIZED VIEW page_fps;
+DROP VIEW page_fps_now;
+DROP TABLE pages;
+DROP FUNCTION page_fingerprint_twice(text), page_fingerprint(text);
 DROP OPERATOR public.= (oid, regclass);
 DROP OPERATOR public.= (oid, regprocedure);
 DROP FUNCTION public.planted_eq_class(oid, regclass), public.planted_eq_procedure(oid, regprocedure);

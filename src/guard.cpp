@@ -3,14 +3,21 @@
 #include <cstring>
 
 extern "C" {
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 }
 
 namespace simhash_pg {
 
+// Cut on a character boundary of the database encoding: messages repeat the caller's arguments,
+// and half a character would be invalid text for the client (or replace the message with an
+// encoding error when the client's encoding differs).
 void copy_message(char *buffer, size_t size, const char *message) {
-    std::strncpy(buffer, message ? message : "", size - 1);
-    buffer[size - 1] = '\0';
+    if (message == nullptr) message = "";
+    const size_t length = std::strlen(message);
+    const size_t kept = length < size ? length : static_cast<size_t>(pg_mbcliplen(message, static_cast<int>(size - 1), static_cast<int>(size - 1)));
+    std::memcpy(buffer, message, kept);
+    buffer[kept] = '\0';
 }
 
 bool interrupt_requested(void *) {

@@ -5,8 +5,11 @@
 #include "core/minhash.h"
 
 extern "C" {
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
 }
 
 int radius_argument(FunctionCallInfo fcinfo, int arg) {
@@ -36,12 +39,49 @@ int32 minhash_slots_argument(int32 slots) {
     return slots;
 }
 
+// A character the database accepts can lack a Unicode mapping (WIN1252's 0x81, unassigned EUC
+// codes): it reads as U+FFFD, as an invalid UTF-8 sequence does, instead of failing the call. The
+// text is converted a piece at a time by the conversion's no-error form, which stops before such a
+// character; pieces end on character boundaries and get room for the largest growth, so a stop
+// short of a piece's end is always such a character.
 Utf8Bytes utf8_bytes(const char *data, int len) {
     const int encoding = GetDatabaseEncoding();
     if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII || len == 0) return {data, static_cast<size_t>(len)};
-    char *converted = pg_server_to_any(data, len, PG_UTF8);
-    if (converted == data) return {data, static_cast<size_t>(len)};
-    return {converted, std::strlen(converted)};
+    const Oid proc = FindDefaultConversionProc(encoding, PG_UTF8);
+    if (!OidIsValid(proc))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
+                        errmsg("default conversion function for encoding \"%s\" to \"%s\" does not exist",
+                               pg_encoding_to_char(encoding), pg_encoding_to_char(PG_UTF8))));
+    constexpr int kPieceBytes = 1 << 20;
+    static constexpr unsigned char kReplacement[] = {0xEF, 0xBF, 0xBD};  // U+FFFD
+    Size capacity = static_cast<Size>(len) + static_cast<Size>(len) / 4 + 16;
+    char *out = static_cast<char *>(MemoryContextAllocHuge(CurrentMemoryContext, capacity));
+    Size used = 0;
+    const char *src = data;
+    int left = len;
+    while (left > 0) {
+        CHECK_FOR_INTERRUPTS();
+        const int piece = pg_mbcliplen(src, left, Min(left, kPieceBytes));
+        const Size room = static_cast<Size>(piece) * MAX_CONVERSION_GROWTH + 1;
+        if (used + room + sizeof(kReplacement) > capacity) {
+            capacity = Max(capacity * 2, used + room + sizeof(kReplacement));
+            out = static_cast<char *>(repalloc_huge(out, capacity));
+        }
+        const int converted = pg_do_encoding_conversion_buf(
+            proc, encoding, PG_UTF8, reinterpret_cast<unsigned char *>(const_cast<char *>(src)), piece,
+            reinterpret_cast<unsigned char *>(out + used), static_cast<int>(room), true);
+        used += std::strlen(out + used);
+        src += converted;
+        left -= converted;
+        if (converted < piece) {
+            std::memcpy(out + used, kReplacement, sizeof(kReplacement));
+            used += sizeof(kReplacement);
+            const int skip = Min(pg_encoding_mblen(encoding, src), left);
+            src += skip;
+            left -= skip;
+        }
+    }
+    return {out, used};
 }
 
 simhash::ShingleOptions shingle_options(text *unit, int32 size) {

@@ -23,7 +23,8 @@ int32 minhash_slots_argument(int32 slots);
 
 // The bytes of a string in UTF-8, whatever the database encoding, so that a document gets the
 // same fingerprint in every database. SQL_ASCII declares no encoding: its bytes are read as
-// UTF-8 (invalid sequences act as separators).
+// UTF-8 (invalid sequences act as separators); a character without a Unicode mapping reads as
+// U+FFFD.
 struct Utf8Bytes {
     const char *data;
     size_t len;

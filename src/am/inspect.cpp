@@ -32,6 +32,12 @@ Relation open_checked(Oid indexoid, const char *function) {
     if (index->rd_indam->ambuild != simhash_ambuild)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+    // A CREATE INDEX CONCURRENTLY that failed before the build leaves an index without pages.
+    if (RelationGetNumberOfBlocks(index) == 0)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("simhash index \"%s\" has not been built", RelationGetRelationName(index)),
+                        errdetail("It has no pages: a CREATE INDEX CONCURRENTLY that failed leaves an index so."),
+                        errhint("DROP INDEX it, or REINDEX INDEX it.")));
     return index;
 }
 

@@ -287,7 +287,8 @@ SimhashMetaData *simhash_check_meta(Relation index, Page page) {
                                RelationGetRelationName(index), meta->version, SIMHASH_VERSION),
                         errhint("REINDEX INDEX %s; rebuilds it in the current format (REINDEX INDEX CONCURRENTLY "
                                 "keeps writers going).",
-                                quote_identifier(RelationGetRelationName(index)))));
+                                quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+                                                           RelationGetRelationName(index)))));
     if (meta->ntables < SIMHASH_MIN_TABLES || meta->ntables > SIMHASH_MAX_TABLES || meta->nruns > SIMHASH_MAX_RUNS ||
         meta->nretired > SIMHASH_MAX_RETIRED)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),

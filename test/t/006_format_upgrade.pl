@@ -36,11 +36,29 @@ print $fh pack('V', 3);
 close($fh);
 $node->start;
 
+# Indexes the update cannot read are left out of its check: another session's temporary index,
+# and one that a failed CREATE INDEX CONCURRENTLY left without pages.
+$node->safe_psql('postgres', 'CREATE TABLE broken (id int, fp bigint); INSERT INTO broken SELECT g, g FROM generate_series(1, 1000) g');
+$node->psql('postgres', 'CREATE INDEX CONCURRENTLY broken_fp ON broken USING simhash ((fp / (id - 500)))');
+is($node->safe_psql('postgres', "SELECT indisvalid, pg_relation_size(indexrelid) FROM pg_index WHERE indexrelid = 'broken_fp'::regclass"),
+	'f|0', 'a failed CREATE INDEX CONCURRENTLY left an index without pages');
+my ($temp_in, $temp_out) = ('', '');
+my $temp_session = IPC::Run::start([ 'psql', '-X', '-At', '-d', $node->connstr('postgres') ],
+	'<', \$temp_in, '>', \$temp_out, IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default));
+$temp_in .= "CREATE TEMP TABLE temp_docs (fp bigint); INSERT INTO temp_docs SELECT g FROM generate_series(1, 100) g;\n"
+	. "CREATE INDEX temp_docs_fp ON temp_docs USING simhash (fp); SELECT 'temp index ready';\n";
+$temp_session->pump until $temp_out =~ /temp index ready/;
+
 my ($ret, $out, $err) = $node->psql('postgres', 'ALTER EXTENSION simhash UPDATE');
 is($ret, 0, 'the extension updates');
-like($err, qr/WARNING:  simhash 0\.2\.0 stores indexes in a new on-disk format; REINDEX these indexes: docs_fp/,
+$temp_in .= "\\q\n";
+$temp_session->finish;
+like($err, qr/WARNING:  simhash 0\.2\.0 stores indexes in a new on-disk format; REINDEX these indexes: docs_fp\n/,
 	'the update names the index to rebuild');
 unlike($err, qr/docs_id/, 'and only simhash indexes of the old format');
+($ret, $out, $err) = $node->psql('postgres', "SELECT simhash_index_info('broken_fp')");
+like($err, qr/simhash index "broken_fp" has not been built/, 'simhash_index_info says the failed index was never built');
+$node->safe_psql('postgres', 'DROP TABLE broken');
 
 is($node->safe_psql('postgres', "SELECT version, runs IS NULL FROM simhash_index_info('docs_fp')"), '3|t',
 	'simhash_index_info reports the old version');
@@ -49,7 +67,7 @@ is($node->safe_psql('postgres', "SELECT version, runs IS NULL FROM simhash_index
 	extra_params => ['-v', 'VERBOSITY=verbose']);
 like($err, qr/55000: simhash index "docs_fp" has on-disk format version 3, this library reads version 4/,
 	'a query through the index is refused (object_not_in_prerequisite_state)');
-like($err, qr/HINT:  REINDEX INDEX docs_fp; rebuilds it in the current format/, 'with a hint to REINDEX');
+like($err, qr/HINT:  REINDEX INDEX public.docs_fp; rebuilds it in the current format/, 'with a hint to REINDEX');
 ($ret, $out, $err) = $node->psql('postgres', 'INSERT INTO docs VALUES (0, 42)');
 like($err, qr/has on-disk format version 3/, 'so is a write');
 
