@@ -241,7 +241,7 @@ CREATE OPERATOR @> (LEFTARG = hamming_ball, RIGHTARG = bigint, FUNCTION = hammin
     COMMUTATOR = <@, RESTRICT = hamming_ball_restrict_selectivity, JOIN = hamming_ball_join_selectivity);
 
 --------------------------------------------------------------------------------------------------
--- The simhash index access method (issue 3): exact `fp <@ hamming_ball(q, k)` search from
+-- The simhash index access method: exact `fp <@ hamming_ball(q, k)` search from
 -- permuted block tables. `hamming(fp, q) <= k` and hamming_within(fp, q, k) reach it through the
 -- planner support above. Options: tables (2..8, default 4), pending_limit (kB, default 4096).
 --------------------------------------------------------------------------------------------------
@@ -267,7 +267,7 @@ COMMENT ON FUNCTION simhash_index_check(regclass) IS
     'Verifies a simhash index (page IDs, sort order, directories, identical tables) and that every heap row is indexed; raises index_corrupted';
 
 --------------------------------------------------------------------------------------------------
--- Batch deduplication (issue 4, ETL): all near-duplicate pairs of a query's rows, groups, and
+-- Batch deduplication (ETL): all near-duplicate pairs of a query's rows, groups, and
 -- MinHash LSH pairs. Set-returning functions that read their input query through a cursor.
 --------------------------------------------------------------------------------------------------
 
@@ -292,7 +292,7 @@ COMMENT ON FUNCTION minhash_pairs(text, double precision, integer, integer, text
     'Pairs of rows of query (id bigint, signature integer[]) whose estimated Jaccard is at least threshold, found by LSH banding (bands x rows chosen from the threshold unless given) and verified on the whole signature; once each, id_a < id_b';
 
 --------------------------------------------------------------------------------------------------
--- Deduplication on load (issue 4, on load): a BEFORE INSERT OR UPDATE row trigger (plain bigint
+-- Deduplication on load: a BEFORE INSERT OR UPDATE row trigger (plain bigint
 -- fingerprint column; generated columns are computed after BEFORE triggers and are refused) that skips,
 -- rejects or marks rows within a radius of a stored row (or of a row inserted earlier by the same
 -- statement), race-free through transaction-scoped advisory locks on the fingerprint's

@@ -431,7 +431,7 @@ CREATE OPERATOR @> (LEFTARG = hamming_ball, RIGHTARG = bigint, FUNCTION = hammin
     COMMUTATOR = <@, RESTRICT = hamming_ball_restrict_selectivity, JOIN = hamming_ball_join_selectivity);
 
 --------------------------------------------------------------------------------------------------
--- The simhash index access method (issue 3): exact `fp <@ hamming_ball(q, k)` search from
+-- The simhash index access method: exact `fp <@ hamming_ball(q, k)` search from
 -- permuted block tables. `hamming(fp, q) <= k` and hamming_within(fp, q, k) reach it through the
 -- planner support above. Options: tables (2..8, default 4), pending_limit (kB, default 4096).
 --------------------------------------------------------------------------------------------------
@@ -476,7 +476,7 @@ COMMENT ON FUNCTION simhash_index_runs(regclass) IS
     'The sorted runs of a simhash index, largest first: live and dead entries, pages, bytes per entry, tables and directory bits of each, and whether its blocks are cut from a bit order chosen for skewed data; table owner or pg_stat_scan_tables';
 
 --------------------------------------------------------------------------------------------------
--- Batch deduplication (issue 4, ETL): all near-duplicate pairs of a query's rows, groups, and
+-- Batch deduplication (ETL): all near-duplicate pairs of a query's rows, groups, and
 -- MinHash LSH pairs. Set-returning functions that read their input query through a cursor.
 --------------------------------------------------------------------------------------------------
 
@@ -532,6 +532,60 @@ COMMENT ON AGGREGATE simhash_pairs_agg(bigint, bigint, integer, integer, integer
 COMMENT ON FUNCTION simhash_pairs_agg_transfn(internal, bigint, bigint, integer, integer, integer, integer) IS 'simhash_pairs_agg transition function';
 COMMENT ON FUNCTION simhash_pairs_agg_finalfn(internal) IS 'simhash_pairs_agg final function: the pairs of the group';
 
+CREATE FUNCTION simhash_unpack_pairs(pairs bigint[]) RETURNS TABLE (id_a bigint, id_b bigint, value bigint)
+    AS 'MODULE_PATHNAME', 'simhash_unpack_pairs' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE ROWS 100;
+COMMENT ON FUNCTION simhash_unpack_pairs(bigint[]) IS
+    'The (id_a, id_b, value) triples of a simhash_pairs_agg or minhash_pairs_agg array, as rows';
+CREATE FUNCTION minhash_slots(signature integer[]) RETURNS integer
+    AS 'MODULE_PATHNAME', 'minhash_slots' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash_slots(integer[]) IS
+    'How many slots a MinHash signature has (signatures are compared slot by slot: only signatures of one length compare)';
+
+CREATE FUNCTION simhash_distributed_column_type(relation regclass, column_name name) RETURNS regtype
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+    -- The column's type, through any domains to their base type (NULL: no such column).
+    WITH RECURSIVE chain(type_oid, depth) AS (
+        SELECT a.atttypid, 0 FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid = relation AND a.attname = column_name AND a.attnum > 0 AND NOT a.attisdropped
+      UNION ALL
+        SELECT t.typbasetype, c.depth + 1 FROM pg_catalog.pg_type t JOIN chain c ON t.oid = c.type_oid
+        WHERE t.typtype = 'd')
+    SELECT c.type_oid::pg_catalog.regtype FROM chain c ORDER BY c.depth DESC LIMIT 1
+$function$;
+COMMENT ON FUNCTION simhash_distributed_column_type(regclass, name) IS
+    'The base type of a column (through domains), NULL when the relation has no such column: how the *_distributed functions check their id and value columns';
+
+CREATE FUNCTION simhash_distributed_check_columns(function_name text, relation regclass, id_column name,
+                                                  value_column name, value_type regtype) RETURNS void
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    id_type pg_catalog.regtype := @extschema@.simhash_distributed_column_type(relation, id_column);
+    found_type pg_catalog.regtype := @extschema@.simhash_distributed_column_type(relation, value_column);
+BEGIN
+    -- As simhash_pairs and minhash_pairs refuse their query's columns: an id of another type would
+    -- be cast (numeric ids rounded into each other, text ids failing on the first non-number).
+    IF id_type IS NULL OR found_type IS NULL THEN
+        RAISE EXCEPTION '%: column "%" of % does not exist', function_name,
+            CASE WHEN id_type IS NULL THEN id_column ELSE value_column END, relation USING ERRCODE = '42703';
+    END IF;
+    IF id_type NOT IN ('pg_catalog.int2'::pg_catalog.regtype, 'pg_catalog.int4'::pg_catalog.regtype,
+                       'pg_catalog.int8'::pg_catalog.regtype) THEN
+        RAISE EXCEPTION '%: the id column "%" of % is %, not smallint, integer or bigint', function_name, id_column,
+            relation, id_type USING ERRCODE = '42804';
+    END IF;
+    IF found_type <> value_type THEN
+        RAISE EXCEPTION '%: column "%" of % is %, not %', function_name, value_column, relation, found_type, value_type
+            USING ERRCODE = '42804';
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION simhash_distributed_check_columns(text, regclass, name, name, regtype) IS
+    'Refuses an id column that is not smallint, integer or bigint and a value column not of value_type (domains count as their base type): the checks simhash_pairs and minhash_pairs make of their query''s columns, for the *_distributed functions';
+
 CREATE FUNCTION simhash_distributed_relation(relation regclass, OUT schema_name name, OUT qualified_name text,
                                              OUT distributed boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -562,6 +616,7 @@ DECLARE
     source text;
     n bigint;
     repeated bigint;
+    null_id boolean;
     kb integer;
     i integer;
     layout_tables pg_catalog.numeric;
@@ -571,17 +626,30 @@ BEGIN
     IF relation IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR radius IS NULL OR max_tables IS NULL THEN
         RAISE EXCEPTION 'simhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
     END IF;
+    IF radius < 0 OR radius > 64 THEN
+        RAISE EXCEPTION 'radius must be between 0 and 64, not %', radius USING ERRCODE = '22023';
+    END IF;
+    IF max_tables < 1 THEN
+        RAISE EXCEPTION 'max_tables must be at least 1, not %', max_tables USING ERRCODE = '22023';
+    END IF;
     SELECT r.qualified_name, r.distributed INTO source, distributed
     FROM @extschema@.simhash_distributed_relation(relation) r;
+    PERFORM @extschema@.simhash_distributed_check_columns('simhash_pairs_distributed', relation, id_column,
+                                                          fingerprint_column, 'pg_catalog.int8');
     IF NOT distributed THEN
         RETURN;
     END IF;
-    -- One scan counts the rows and finds a repeated id: pairs are reported by id, so every row
-    -- needs one of its own (as simhash_pairs checks).
+    -- One scan counts the rows and finds a repeated or NULL id: pairs are reported by id, so every
+    -- row needs one of its own (as simhash_pairs checks).
     EXECUTE pg_catalog.format(
-        'SELECT COALESCE(pg_catalog.sum(c), 0)::pg_catalog.int8, pg_catalog.min(id) FILTER (WHERE c OPERATOR(pg_catalog.>) 1)
+        'SELECT COALESCE(pg_catalog.sum(c), 0)::pg_catalog.int8, pg_catalog.min(id) FILTER (WHERE c OPERATOR(pg_catalog.>) 1),
+                COALESCE(pg_catalog.bool_or(id IS NULL), false)
          FROM (SELECT %I::pg_catalog.int8 AS id, pg_catalog.count(*) AS c FROM %s WHERE %I IS NOT NULL GROUP BY 1) g',
-        id_column, source, fingerprint_column) INTO n, repeated;
+        id_column, source, fingerprint_column) INTO n, repeated, null_id;
+    IF null_id THEN
+        RAISE EXCEPTION 'simhash_pairs_distributed: a row of % has a NULL id', source USING ERRCODE = '22004',
+            HINT = 'Pairs are reported by id: give every row with a fingerprint an id.';
+    END IF;
     IF repeated IS NOT NULL THEN
         RAISE EXCEPTION '%: id % appears more than once in %', 'simhash_pairs_distributed', repeated, source USING ERRCODE = '23505',
             DETAIL = 'Pairs are reported by id, so every row needs an id of its own.',
@@ -608,7 +676,8 @@ BEGIN
     END LOOP;
     IF key_blocks IS NULL THEN
         RAISE EXCEPTION 'no layout of at most % tables covers radius %', max_tables, radius
-            USING ERRCODE = '54000', HINT = 'Allow more tables, or run simhash_pairs on one node.';
+            USING ERRCODE = '54000', HINT = CASE WHEN radius = 64 THEN 'Every two rows are within 64 bits: run simhash_pairs on one node, or pair the rows with a cross join.'
+                                                 ELSE 'Allow more tables, or run simhash_pairs on one node.' END;
     END IF;
 END
 $function$;
@@ -639,13 +708,14 @@ BEGIN
         staging, id_column, fingerprint_column, source, fingerprint_column)
         USING radius, radius OPERATOR(pg_catalog.+) key_blocks, key_blocks, "table";
     -- Each worker groups its rows by key and compares every group in C (simhash_pairs_agg checks
-    -- the key again and reports only the pairs this table owns).
+    -- the key again and reports only the pairs this table owns). Citus sends this query to the
+    -- workers with pg_catalog's names unqualified, where a polymorphic call (array_length) would
+    -- lose to a function of exact argument types in a schema on the workers' search_path: the
+    -- query calls none (simhash_unpack_pairs takes bigint[]).
     RETURN QUERY EXECUTE pg_catalog.format(
-        'SELECT g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 1], g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 2],
-                g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 3]::pg_catalog.int4
+        'SELECT u.id_a, u.id_b, u.value::pg_catalog.int4
          FROM (SELECT @extschema@.simhash_pairs_agg(id, fp, $1, $2, $3, $4) AS p FROM %s GROUP BY key) g,
-              pg_catalog.generate_series(0, (pg_catalog.array_length(g.p, 1) OPERATOR(pg_catalog./) 3) OPERATOR(pg_catalog.-) 1) i
-         WHERE g.p IS NOT NULL', staging)
+              @extschema@.simhash_unpack_pairs(g.p) u', staging)
         USING radius, radius OPERATOR(pg_catalog.+) key_blocks, key_blocks, "table";
     EXECUTE pg_catalog.format('DROP TABLE %s', staging);
 END
@@ -687,8 +757,10 @@ CREATE PROCEDURE simhash_pairs_distributed_into(relation regclass, id_column nam
     LANGUAGE plpgsql
 AS $procedure$
 DECLARE
-    layout record;
-    target text;
+    -- Types qualified: they are resolved when the procedure is compiled, on the caller's
+    -- search_path (a procedure that commits cannot pin it with SET).
+    layout pg_catalog.record;
+    target pg_catalog.text;
 BEGIN
     -- A procedure that commits cannot pin its search_path with SET: it is set for each of its
     -- transactions instead, before any other statement of it runs.
@@ -735,7 +807,7 @@ CREATE FUNCTION simhash_groups_distributed(relation regclass, id_column name, fi
     SET search_path = pg_catalog, pg_temp
 AS $function$
     SELECT g.id, g.group_id FROM @extschema@.simhash_pair_groups(pg_catalog.format(
-        'SELECT id_a, id_b FROM @extschema@.simhash_pairs_distributed(%s::pg_catalog.oid::pg_catalog.regclass, %L, %L, %s, %s)',
+        'SELECT id_a, id_b FROM @extschema@.simhash_pairs_distributed(%L::pg_catalog.oid::pg_catalog.regclass, %L, %L, %L::pg_catalog.int4, %L::pg_catalog.int4)',
         relation::pg_catalog.oid, id_column, fingerprint_column, radius, max_tables)) g
 $function$;
 COMMENT ON FUNCTION simhash_groups_distributed(regclass, name, name, integer, integer) IS
@@ -773,31 +845,50 @@ DECLARE
     staging text;
     distributed boolean;
     repeated bigint;
+    null_id boolean;
     slots integer;
+    most_slots integer;
     band_count integer := bands;
     band_rows integer := "rows";
 BEGIN
     IF relation IS NULL OR id_column IS NULL OR signature_column IS NULL OR threshold IS NULL THEN
         RAISE EXCEPTION 'minhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
     END IF;
+    IF NOT (threshold > 0 AND threshold <= 1) THEN
+        RAISE EXCEPTION 'threshold must be greater than 0 and at most 1, not %', threshold USING ERRCODE = '22023';
+    END IF;
     SELECT r.schema_name, r.qualified_name, r.distributed INTO rel_schema, source, distributed
     FROM @extschema@.simhash_distributed_relation(relation) r;
+    PERFORM @extschema@.simhash_distributed_check_columns('minhash_pairs_distributed', relation, id_column,
+                                                          signature_column, 'pg_catalog.int4[]');
     IF NOT distributed THEN
         RETURN QUERY SELECT p.id_a, p.id_b, p.jaccard FROM @extschema@.minhash_pairs(
             pg_catalog.format('SELECT %I::pg_catalog.int8, %I FROM %s WHERE %I IS NOT NULL',
                               id_column, signature_column, source, signature_column), threshold, bands, "rows") p;
         RETURN;
     END IF;
-    -- Pairs are reported by id: every row needs one of its own (as simhash_pairs checks).
-    EXECUTE pg_catalog.format('SELECT %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL GROUP BY 1 HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) 1 LIMIT 1',
-                              id_column, source, signature_column) INTO repeated;
+    -- One scan finds a repeated or NULL id (pairs are reported by id: every row needs one of its
+    -- own, as minhash_pairs checks) and the signatures' lengths, which must be one.
+    EXECUTE pg_catalog.format(
+        'SELECT pg_catalog.min(id) FILTER (WHERE c OPERATOR(pg_catalog.>) 1), COALESCE(pg_catalog.bool_or(id IS NULL), false),
+                pg_catalog.min(fewest), pg_catalog.max(most)
+         FROM (SELECT %I::pg_catalog.int8 AS id, pg_catalog.count(*) AS c,
+                      pg_catalog.min(@extschema@.minhash_slots(%I)) AS fewest, pg_catalog.max(@extschema@.minhash_slots(%I)) AS most
+               FROM %s WHERE %I IS NOT NULL GROUP BY 1) g',
+        id_column, signature_column, signature_column, source, signature_column) INTO repeated, null_id, slots, most_slots;
+    IF null_id THEN
+        RAISE EXCEPTION 'minhash_pairs_distributed: a row of % has a NULL id', source USING ERRCODE = '22004',
+            HINT = 'Pairs are reported by id: give every row with a signature an id.';
+    END IF;
+    IF slots <> most_slots THEN
+        RAISE EXCEPTION 'minhash_pairs_distributed: signatures have different numbers of slots (% and %)', slots, most_slots
+            USING ERRCODE = '22023', HINT = 'Compute all signatures with the same slots.';
+    END IF;
     IF repeated IS NOT NULL THEN
         RAISE EXCEPTION '%: id % appears more than once in %', 'minhash_pairs_distributed', repeated, source USING ERRCODE = '23505',
             DETAIL = 'Pairs are reported by id, so every row needs an id of its own.',
             HINT = 'Use a unique key (the primary key or the distribution column when it is unique) as the id.';
     END IF;
-    EXECUTE pg_catalog.format('SELECT pg_catalog.array_length(%I, 1) FROM %s WHERE %I IS NOT NULL LIMIT 1',
-                              signature_column, source, signature_column) INTO slots;
     IF slots IS NULL THEN
         RETURN;
     END IF;
@@ -805,7 +896,7 @@ BEGIN
         SELECT l.bands, l."rows" INTO band_count, band_rows FROM @extschema@.minhash_lsh_parameters(threshold, slots) l;
     ELSIF band_count IS NULL OR band_rows IS NULL THEN
         RAISE EXCEPTION 'give both bands and rows, or neither' USING ERRCODE = '22023';
-    ELSIF band_count < 1 OR band_rows < 1 OR band_count * band_rows > slots THEN
+    ELSIF band_count < 1 OR band_rows < 1 OR band_count::pg_catalog.int8 * band_rows > slots THEN
         RAISE EXCEPTION 'bands and rows must be positive with bands * rows at most % (the slots), not % * %',
             slots, band_count, band_rows USING ERRCODE = '22023';
     END IF;
@@ -822,11 +913,9 @@ BEGIN
         staging, id_column, signature_column, source, signature_column)
         USING band_rows, band_count;
     RETURN QUERY EXECUTE pg_catalog.format(
-        'SELECT g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 1], g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 2],
-                g.p[(3 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 3]::pg_catalog.float8 OPERATOR(pg_catalog./) $3
+        'SELECT u.id_a, u.id_b, u.value::pg_catalog.float8 OPERATOR(pg_catalog./) $3
          FROM (SELECT @extschema@.minhash_pairs_agg(id, signature, $1, $2, band) AS p FROM %s GROUP BY bucket, band) g,
-              pg_catalog.generate_series(0, (pg_catalog.array_length(g.p, 1) OPERATOR(pg_catalog./) 3) OPERATOR(pg_catalog.-) 1) i
-         WHERE g.p IS NOT NULL', staging)
+              @extschema@.simhash_unpack_pairs(g.p) u', staging)
         USING threshold, band_rows, slots::pg_catalog.float8;
     EXECUTE pg_catalog.format('DROP TABLE %s', staging);
 END
@@ -835,7 +924,7 @@ COMMENT ON FUNCTION minhash_pairs_distributed(regclass, name, name, double preci
     'minhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each LSH band''s hash and compared where they meet, and only the pairs reach the coordinator (a table that is not distributed runs minhash_pairs); ids must be unique';
 
 --------------------------------------------------------------------------------------------------
--- Deduplication on load (issue 4, on load): a BEFORE INSERT OR UPDATE row trigger (plain bigint
+-- Deduplication on load: a BEFORE INSERT OR UPDATE row trigger (plain bigint
 -- fingerprint column; generated columns are computed after BEFORE triggers and are refused) that skips,
 -- rejects or marks rows within a radius of a stored row (or of a row inserted earlier by the same
 -- statement), race-free through transaction-scoped advisory locks on the fingerprint's

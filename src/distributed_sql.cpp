@@ -21,6 +21,7 @@ extern "C" {
 #include "utils/array.h"
 #include "funcapi.h"
 #include "utils/memutils.h"
+#include "utils/tuplestore.h"
 }
 
 namespace {
@@ -163,6 +164,14 @@ void check_group_ids(const int64 *ids, Size n, const char *function) {
                         errdetail("Pairs are reported by id, so every row needs an id of its own.")));
 }
 
+// A row with a value and a NULL id cannot be reported (as simhash_pairs and minhash_pairs refuse it);
+// dropping it would lose its pairs without a word.
+void refuse_null_id(FunctionCallInfo fcinfo, const char *function) {
+    if (PG_ARGISNULL(1))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s: a row has a NULL id", function),
+                        errhint("Filter NULL ids out, e.g. WHERE id IS NOT NULL.")));
+}
+
 // The rows of one group in the aggregate's context: ids, and `width` bytes a row of payload (a
 // fingerprint, a signature).
 struct GroupRows {
@@ -201,10 +210,11 @@ struct FingerprintGroup {
 SIMHASH_FUNCTION(simhash_pairs_agg_transfn) {
     MemoryContext aggcontext = aggregate_context(fcinfo, "simhash_pairs_agg");
     FingerprintGroup *group = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<FingerprintGroup *>(PG_GETARG_POINTER(0));
-    if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) {
+    if (PG_ARGISNULL(2)) {  // a NULL fingerprint pairs with nothing
         if (group == nullptr) PG_RETURN_NULL();
         PG_RETURN_POINTER(group);
     }
+    refuse_null_id(fcinfo, "simhash_pairs_agg");
     if (group == nullptr) {
         group = static_cast<FingerprintGroup *>(MemoryContextAllocZero(aggcontext, sizeof(FingerprintGroup)));
         group->layout = layout_arguments(fcinfo, 3);
@@ -228,7 +238,8 @@ SIMHASH_FUNCTION(simhash_pairs_agg_finalfn) {
     const uint64 *fps = reinterpret_cast<const uint64 *>(group->rows.payload);
     check_group_ids(ids, group->rows.n, "simhash_pairs_agg");
     PairTriples pairs("simhash_pairs_agg",
-                      "Make the groups smaller with more key blocks (simhash_pairs_layout), or run simhash_pairs.");
+                      "Make the groups smaller with more key blocks (simhash_pairs_layout), or run simhash_pairs on "
+                      "one node: rows with equal fingerprints share every key, so no layout splits them.");
     for (Size i = 0; i < group->rows.n; ++i) {
         if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
         for (Size j = i + 1; j < group->rows.n; ++j)
@@ -288,10 +299,11 @@ SIMHASH_FUNCTION(minhash_band_key) {
 SIMHASH_FUNCTION(minhash_pairs_agg_transfn) {
     MemoryContext aggcontext = aggregate_context(fcinfo, "minhash_pairs_agg");
     SignatureGroup *group = PG_ARGISNULL(0) ? nullptr : reinterpret_cast<SignatureGroup *>(PG_GETARG_POINTER(0));
-    if (PG_ARGISNULL(1) || PG_ARGISNULL(2)) {
+    if (PG_ARGISNULL(2)) {  // a NULL signature pairs with nothing
         if (group == nullptr) PG_RETURN_NULL();
         PG_RETURN_POINTER(group);
     }
+    refuse_null_id(fcinfo, "minhash_pairs_agg");
     for (int i = 3; i < 6; ++i)
         if (PG_ARGISNULL(i))
             ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold, rows and band must not be NULL")));
@@ -324,7 +336,8 @@ SIMHASH_FUNCTION(minhash_pairs_agg_finalfn) {
     const uint32 *signatures = reinterpret_cast<const uint32 *>(group->signatures.payload);
     check_group_ids(ids, group->signatures.n, "minhash_pairs_agg");
     PairTriples pairs("minhash_pairs_agg",
-                      "Make the groups smaller with more rows per band (minhash_lsh_parameters), or run minhash_pairs.");
+                      "Make the groups smaller with more rows per band (minhash_lsh_parameters), or run minhash_pairs "
+                      "on one node: rows with equal signatures share every band, so no banding splits them.");
     for (Size i = 0; i < group->signatures.n; ++i) {
         if ((i & 63) == 0) CHECK_FOR_INTERRUPTS();
         for (Size j = i + 1; j < group->signatures.n; ++j) {
@@ -336,4 +349,38 @@ SIMHASH_FUNCTION(minhash_pairs_agg_finalfn) {
     }
     if (pairs.count == 0) PG_RETURN_NULL();
     return pairs.array();
+}
+
+// simhash_unpack_pairs(pairs bigint[]) → TABLE (id_a bigint, id_b bigint, value bigint): the
+// (id_a, id_b, value) triples of a pairs aggregate's array as rows. The distributed functions run
+// it on the workers: Citus sends their queries with pg_catalog's names unqualified, and a
+// polymorphic call such as array_length(anyarray, int) there would lose to any function of an
+// exact signature that a role created in a schema of the workers' search_path.
+SIMHASH_FUNCTION(simhash_unpack_pairs) {
+    InitMaterializedSRF(fcinfo, 0);
+    ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
+    if (PG_ARGISNULL(0)) return (Datum)0;
+    ArrayType *pairs = PG_GETARG_ARRAYTYPE_P(0);
+    const int n = ARR_NDIM(pairs) == 0 ? 0 : ARR_DIMS(pairs)[0];
+    if (ARR_ELEMTYPE(pairs) != INT8OID || ARR_NDIM(pairs) > 1 || array_contains_nulls(pairs) || n % 3 != 0)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash_unpack_pairs: pairs is not an array of (id_a, id_b, value) triples"),
+                        errdetail("simhash_pairs_agg and minhash_pairs_agg make such arrays: one dimension, no NULLs, "
+                                  "a multiple of three elements.")));
+    const int64 *values = reinterpret_cast<const int64 *>(ARR_DATA_PTR(pairs));
+    for (int i = 0; i < n; i += 3) {
+        if ((i & 1023) == 0) CHECK_FOR_INTERRUPTS();
+        Datum row[3] = {Int64GetDatum(values[i]), Int64GetDatum(values[i + 1]), Int64GetDatum(values[i + 2])};
+        bool nulls[3] = {};
+        tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
+    }
+    return (Datum)0;
+}
+
+// minhash_slots(signature integer[]) → integer: how many slots a signature has (NULL for NULL),
+// with the check minhash_pairs makes of a signature.
+SIMHASH_FUNCTION(minhash_slots) {
+    int slots;
+    (void)signature_slots(PG_GETARG_ARRAYTYPE_P(0), "the signature", &slots);
+    PG_RETURN_INT32(slots);
 }

@@ -124,6 +124,31 @@ INSERT INTO dupids VALUES (1, 7, 100, '{1,2}'), (2, 7, 101, '{1,2}'), (3, 8, 5, 
 SELECT * FROM simhash_pairs_distributed('dupids', 'id', 'fp', 3);
 SELECT * FROM minhash_pairs_distributed('dupids', 'id', 's', 0.5);
 DROP TABLE dupids;
+-- A NULL id is refused (its pairs could not be reported), as simhash_pairs and minhash_pairs
+-- refuse it; so are ids that are not integers (numeric ids would be rounded into each other),
+-- signatures of different lengths, and arguments out of range.
+CREATE TABLE nullids (k bigint, id bigint, fp bigint, s integer[]);
+SELECT create_distributed_table('nullids', 'k');
+INSERT INTO nullids VALUES (1, NULL, 100, '{1,2,3,4}'), (2, NULL, 101, '{1,2,3,4}'), (3, 5, 100, '{1,2,3,4}');
+SELECT * FROM simhash_pairs_distributed('nullids', 'id', 'fp', 3);
+SELECT * FROM minhash_pairs_distributed('nullids', 'id', 's', 0.5);
+SELECT * FROM simhash_groups_distributed('nullids', 'id', 'fp', 3);
+DROP TABLE nullids;
+CREATE TABLE numericids (k bigint, id numeric, fp bigint, s integer[], fp_text text);
+SELECT create_distributed_table('numericids', 'k');
+INSERT INTO numericids VALUES (1, 2.5, 1, '{1,2}', '1'), (2, 3, 1, '{1,2,3}', '1');
+SELECT * FROM simhash_pairs_distributed('numericids', 'id', 'fp', 3);
+ALTER TABLE numericids ALTER COLUMN id TYPE bigint USING ceil(id);
+SELECT * FROM simhash_pairs_distributed('numericids', 'id', 'fp_text', 3);
+SELECT * FROM simhash_pairs_distributed('numericids', 'id', 'no_such_column', 3);
+SELECT * FROM minhash_pairs_distributed('numericids', 'id', 's', 0.5);
+DROP TABLE numericids;
+SELECT * FROM simhash_pairs_distributed('docs', 'id', 'fp', -1);
+SELECT * FROM simhash_pairs_distributed('docs', 'id', 'fp', 65);
+SELECT * FROM simhash_pairs_distributed('docs', 'id', 'fp', 3, 0);
+SELECT * FROM simhash_pairs_distributed('docs', 'id', 'fp', 64, 100000);
+SELECT * FROM simhash_groups_distributed('docs', 'id', 'fp', NULL);
+SELECT * FROM minhash_pairs_distributed('docs', 'id', 'fp', 1.5);
 -- Each pair once, ids ordered.
 SELECT count(*) AS pairs, count(DISTINCT (id_a, id_b)) AS distinct_pairs, bool_and(id_a < id_b) AS ordered
 FROM simhash_pairs_distributed('docs', 'id', 'fp', 3);
@@ -165,6 +190,31 @@ SELECT pg_catalog.count(*) AS pairs_under_hostile_path FROM public.pairs_result;
 SHOW search_path;
 RESET search_path;
 DROP TABLE pairs_result;
+-- The workers run the pairs queries with their own search_path, where Citus sends pg_catalog's
+-- names unqualified: a function of exact argument types there (array_length of bigint[] and of
+-- integer[], beating pg_catalog's array_length(anyarray, integer)) is never called.
+CREATE FUNCTION public.array_length(bigint[], integer) RETURNS integer LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'planted array_length(bigint[]) called'; END $$;
+CREATE FUNCTION public.array_length(integer[], integer) RETURNS integer LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'planted array_length(integer[]) called'; END $$;
+CREATE TABLE sigs2 (id bigint PRIMARY KEY, signature integer[]);
+SELECT create_distributed_table('sigs2', 'id');
+INSERT INTO sigs2 SELECT id, minhash(ARRAY['a' || id / 2, 'b' || id / 2, 'c'], 16) FROM generate_series(1, 200) id;
+SELECT count(*) AS pairs FROM simhash_pairs_distributed('docs', 'id', 'fp', 3);
+SELECT count(*) AS minhash_pairs FROM minhash_pairs_distributed('sigs2', 'id', 'signature', 0.5);
+DROP FUNCTION public.array_length(bigint[], integer), public.array_length(integer[], integer);
+DROP TABLE sigs2;
+-- A procedure's variables are typed when it is first compiled in a session, on the caller's
+-- search_path: a type named like one of them, in a schema searched first, is not used.
+\c
+CREATE FUNCTION hostile.alarm() RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'hostile domain checked'; END $$;
+CREATE DOMAIN hostile.text AS pg_catalog.text CHECK (hostile.alarm());
+CREATE TABLE pairs_result (id_a bigint, id_b bigint, distance integer);
+SET search_path = hostile, pg_catalog, public;
+CALL public.simhash_pairs_distributed_into('public.docs', 'id', 'fp', 'public.pairs_result', 2);
+RESET search_path;
+SELECT count(*) AS pairs_at_2 FROM pairs_result;
+DROP TABLE pairs_result;
+DROP DOMAIN hostile.text;
+DROP FUNCTION hostile.alarm();
 
 -- Dedup on load through the coordinator: its neighbourhood locks, then a check that reaches every
 -- shard. A row 2 bits from a stored row on another shard is not inserted; an unrelated row is.
