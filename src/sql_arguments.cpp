@@ -64,7 +64,7 @@ Utf8Bytes utf8_bytes(const char *data, int len) {
         const int piece = pg_mbcliplen(src, left, Min(left, kPieceBytes));
         const Size room = static_cast<Size>(piece) * MAX_CONVERSION_GROWTH + 1;
         if (used + room + sizeof(kReplacement) > capacity) {
-            capacity = Max(capacity * 2, used + room + sizeof(kReplacement));
+            capacity = Max(capacity + capacity / 2, used + room + sizeof(kReplacement));
             out = static_cast<char *>(repalloc_huge(out, capacity));
         }
         const int converted = pg_do_encoding_conversion_buf(
