@@ -273,9 +273,10 @@ struct SignatureGroup {
 SIMHASH_FUNCTION(minhash_lsh_parameters) {
     const double threshold = threshold_argument(fcinfo, 0);
     // The search weighs every (bands, rows) with bands * rows <= slots: about slots * ln(slots)
-    // pairs, 0.4 s at the longest signature minhash() makes.
+    // pairs, 0.4 s at the longest signature minhash() makes; a cancel stops it.
     const int32 slots = minhash_slots_argument(PG_GETARG_INT32(1));
-    const simhash::LshParameters parameters = simhash::lsh_parameters(threshold, slots);
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    const simhash::LshParameters parameters = simhash::lsh_parameters(threshold, slots, 0.5, 0.5, &poll);
     TupleDesc desc;
     if (get_call_result_type(fcinfo, nullptr, &desc) != TYPEFUNC_COMPOSITE)
         elog(ERROR, "minhash_lsh_parameters: return type must be a row type");

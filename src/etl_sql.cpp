@@ -1034,7 +1034,8 @@ SIMHASH_FUNCTION(minhash_pairs) {
                             errmsg("minhash_pairs: signatures of %d slots are longer than minhash() makes (at most %d)",
                                    input.slots, simhash::kMaxMinhashSlots),
                             errhint("Pass bands and rows (bands * rows at most the slots) to choose the banding.")));
-        parameters = simhash::lsh_parameters(threshold, input.slots);
+        simhash::StopPoll poll = simhash_pg::interrupt_poll();
+        parameters = simhash::lsh_parameters(threshold, input.slots, 0.5, 0.5, &poll);
     }
     if (input.spill) {
         // The spilled signatures take one file, one band's partitions another of the same size.

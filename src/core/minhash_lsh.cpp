@@ -42,14 +42,19 @@ double integrate(F f, double a, double b) {
 }
 }  // namespace
 
+// A candidate (bands, rows) costs two integrals of 65 points, about 5 us: its units, so that the
+// poll is asked about every 20 ms.
+constexpr uint64_t kUnitsPerCandidate = 64;
+
 LshParameters lsh_parameters(double threshold, int slots, double false_positive_weight,
-                             double false_negative_weight) {
+                             double false_negative_weight, StopPoll *poll) {
     if (!(threshold > 0.0 && threshold <= 1.0)) throw std::invalid_argument("threshold must be in (0, 1]");
     if (slots < 1) throw std::invalid_argument("signatures need at least one slot");
     LshParameters best;
     double best_error = std::numeric_limits<double>::infinity();
     for (int b = 1; b <= slots; ++b) {
         for (int r = 1; r <= slots / b; ++r) {
+            tick(poll, kUnitsPerCandidate);
             const double fp = integrate([&](double s) { return lsh_candidate_probability(s, b, r); }, 0.0, threshold);
             const double fn = integrate([&](double s) { return 1.0 - lsh_candidate_probability(s, b, r); }, threshold, 1.0);
             const double error = false_positive_weight * fp + false_negative_weight * fn;

@@ -398,6 +398,20 @@ TEST(MinhashLsh, ParametersFollowTheThreshold) {
     EXPECT_THROW(lsh_parameters(0.0, 128), std::invalid_argument);
 }
 
+TEST(MinhashLsh, ParameterSearchStopsWhenAsked) {
+    // The longest signatures take the longest search: a poll that says stop ends it, one that
+    // never does is asked along the way and changes nothing.
+    StopPoll stop([](void *) { return true; }, nullptr);
+    EXPECT_THROW(lsh_parameters(0.8, 8192, 0.5, 0.5, &stop), Stopped);
+    int asked = 0;
+    StopPoll count([](void *context) { ++*static_cast<int *>(context); return false; }, &asked);
+    const auto polled = lsh_parameters(0.8, 1024, 0.5, 0.5, &count);
+    const auto plain = lsh_parameters(0.8, 1024);
+    EXPECT_GT(asked, 0);
+    EXPECT_EQ(polled.bands, plain.bands);
+    EXPECT_EQ(polled.rows, plain.rows);
+}
+
 bool collect_jaccard(void *context, const JaccardPair *pairs, size_t n) {
     auto *out = static_cast<std::vector<JaccardPair> *>(context);
     out->insert(out->end(), pairs, pairs + n);
