@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "access/htup_details.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_authid.h"
 #include "funcapi.h"
@@ -103,15 +104,22 @@ SIMHASH_FUNCTION(simhash_index_info) {
 
 SIMHASH_FUNCTION(simhash_index_runs) {
     Relation index = open_checked(PG_GETARG_OID(0), "simhash_index_runs");
-    SimhashMetaData meta;
-    simhash_read_meta(index, &meta);
     InitMaterializedSRF(fcinfo, 0);
+    // Runs are immutable and recycled only after every snapshot that saw the metapage, so on a
+    // primary a run header read after the metapage's lock is released is still that run's. A
+    // standby's snapshots hold nothing back on the primary: there the metapage stays share-locked
+    // while the headers are read, as scans keep it (replay of a merge then waits for this call).
+    const bool hold_meta = RecoveryInProgress();
+    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    SimhashMetaData meta;
+    memcpy(&meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
+    if (!hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    simhash_debug_pause();  // tests: the runs change meanwhile
     ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     SimhashRunData *header = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
     for (uint32 i = 0; i < meta.nruns; ++i) {
         const SimhashRunSlot *run = &meta.runs[i];
-        // Runs are immutable and recycled only after every snapshot that saw the metapage: the
-        // header read after the metapage's lock was released is still this run's.
         simhash_read_run(index, run->header, run, header);
         Datum values[9];
         bool nulls[9] = {false};
@@ -127,6 +135,10 @@ SIMHASH_FUNCTION(simhash_index_runs) {
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     pfree(header);
+    if (hold_meta)
+        UnlockReleaseBuffer(meta_buffer);
+    else
+        ReleaseBuffer(meta_buffer);
     index_close(index, AccessShareLock);
     return static_cast<Datum>(0);
 }

@@ -70,6 +70,53 @@ is($standby->safe_psql('postgres', "SELECT simhash_index_check('docs_fp', concur
 my ($ret, $stdout, $stderr) = $standby->psql('postgres', "SELECT simhash_index_check('docs_fp')");
 like($stderr, qr/cannot acquire lock mode ShareLock/, 'blocking check refused on a standby');
 
+# simhash_index_runs on the standby reads run headers after the metapage. A merge and a recycle
+# replayed in between would hand a run's header block to other data (the primary cannot see the
+# standby's snapshot): the call pauses there (simhash.debug_pause_lock) while the primary retires,
+# recycles and reuses the runs' pages, and must still answer.
+$primary->safe_psql('postgres', q{
+CREATE TABLE r (id bigint, fp bigint);
+INSERT INTO r SELECT g, hashint8extended(g, 3) FROM generate_series(1, 20000) g;
+CREATE INDEX r_fp ON r USING simhash (fp) WITH (pending_limit = 64);
+DELETE FROM r WHERE id % 3 = 0 OR id % 5 = 0;
+});
+$primary->wait_for_catchup($standby);
+my ($holder_in, $holder_out, $reader_in, $reader_out, $reader_err) = ('', '', '', '', '');
+my @standby_psql = ('psql', '-X', '-At', '-v', 'ON_ERROR_STOP=0', '-d', $standby->connstr('postgres'));
+my $holder = IPC::Run::start(\@standby_psql, '<', \$holder_in, '>', \$holder_out,
+	IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default));
+$holder_in .= "SELECT pg_advisory_lock(4242); SELECT 'held';\n";
+$holder->pump until $holder_out =~ /held/;
+my $reader = IPC::Run::start(\@standby_psql, '<', \$reader_in, '>', \$reader_out, '2>', \$reader_err,
+	IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default));
+$reader_in .= "SET simhash.debug_pause_lock = 4242; SELECT 'runs: ' || count(*) FROM simhash_index_runs('r_fp');\n";
+$reader->pump_nb while length $reader_in;
+$standby->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted")
+	or die 'the standby reader did not pause';
+$primary->safe_psql('postgres', 'VACUUM r');
+$primary->safe_psql('postgres', 'SELECT txid_current()');
+$primary->safe_psql('postgres', q{
+VACUUM r;
+INSERT INTO r SELECT 100000 + g, hashint8extended(g, 4) FROM generate_series(1, 20000) g;
+VACUUM r;
+});
+# Give replay time to run past the recycling if nothing holds it (it waits while the call holds
+# the metapage).
+sleep(2);
+$holder_in .= "SELECT pg_advisory_unlock(4242); SELECT 'released';\n";
+$holder->pump until $holder_out =~ /released/;
+$reader->pump until $reader_out =~ /runs: \d+/ || $reader_err =~ /ERROR/;
+unlike($reader_err, qr/ERROR/, 'simhash_index_runs on the standby answers while the runs it read are recycled');
+like($reader_out, qr/runs: [1-9]/, 'it lists the runs of the metapage it read');
+$holder_in .= "\\q\n";
+$reader_in .= "\\q\n";
+$holder->finish;
+$reader->finish;
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', "SELECT simhash_index_check('r_fp', concurrently => true)"), '',
+	'and the standby replays the rest once it returns');
+
 # Promote the standby: its replayed index verifies and keeps working.
 $standby->promote;
 is($standby->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'promoted standby index verifies');
