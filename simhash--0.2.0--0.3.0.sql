@@ -164,9 +164,18 @@ CREATE FUNCTION simhash_distributed_check_columns(function_name text, relation r
     SET search_path = pg_catalog, pg_temp
 AS $function$
 DECLARE
-    id_type pg_catalog.regtype := @extschema@.simhash_distributed_column_type(relation, id_column);
-    found_type pg_catalog.regtype := @extschema@.simhash_distributed_column_type(relation, value_column);
+    id_type pg_catalog.regtype;
+    found_type pg_catalog.regtype;
 BEGIN
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
+    id_type := @extschema@.simhash_distributed_column_type(relation, id_column);
+    found_type := @extschema@.simhash_distributed_column_type(relation, value_column);
     -- As simhash_pairs and minhash_pairs refuse their query's columns: an id of another type would
     -- be cast (numeric ids rounded into each other, text ids failing on the first non-number).
     IF id_type IS NULL OR found_type IS NULL THEN
@@ -224,6 +233,13 @@ DECLARE
     cost pg_catalog.numeric;
     best_cost pg_catalog.numeric;
 BEGIN
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
     IF relation IS NULL OR id_column IS NULL OR fingerprint_column IS NULL OR radius IS NULL OR max_tables IS NULL THEN
         RAISE EXCEPTION 'simhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
     END IF;
@@ -296,6 +312,13 @@ DECLARE
     source text;
     staging text;
 BEGIN
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
     SELECT r.schema_name, r.qualified_name INTO rel_schema, source FROM @extschema@.simhash_distributed_relation(relation) r;
     -- Every row once, distributed by its key in this table: rows of equal key meet on one node.
     -- Repartitioned by the workers among themselves; the coordinator sees only the pairs.
@@ -333,6 +356,13 @@ AS $function$
 DECLARE
     layout record;
 BEGIN
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
     SELECT * INTO layout
     FROM @extschema@.simhash_distributed_pairs_layout(relation, id_column, fingerprint_column, radius, max_tables);
     IF NOT layout.distributed THEN
@@ -366,6 +396,13 @@ BEGIN
     -- A procedure that commits cannot pin its search_path with SET: it is set for each of its
     -- transactions instead, before any other statement of it runs.
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
     IF result IS NULL THEN
         RAISE EXCEPTION 'simhash_pairs_distributed_into arguments must not be NULL' USING ERRCODE = '22004';
     END IF;
@@ -404,12 +441,21 @@ COMMENT ON FUNCTION simhash_pair_groups(text, text) IS
 CREATE FUNCTION simhash_groups_distributed(relation regclass, id_column name, fingerprint_column name,
                                            radius integer DEFAULT 3, max_tables integer DEFAULT 16)
     RETURNS TABLE (id bigint, group_id bigint)
-    LANGUAGE sql VOLATILE PARALLEL UNSAFE
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
 AS $function$
-    SELECT g.id, g.group_id FROM @extschema@.simhash_pair_groups(pg_catalog.format(
+BEGIN
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
+    RETURN QUERY SELECT g.id, g.group_id FROM @extschema@.simhash_pair_groups(pg_catalog.format(
         'SELECT id_a, id_b FROM @extschema@.simhash_pairs_distributed(%L::pg_catalog.oid::pg_catalog.regclass, %L, %L, %L::pg_catalog.int4, %L::pg_catalog.int4)',
-        relation::pg_catalog.oid, id_column, fingerprint_column, radius, max_tables)) g
+        relation::pg_catalog.oid, id_column, fingerprint_column, radius, max_tables)) g;
+END
 $function$;
 COMMENT ON FUNCTION simhash_groups_distributed(regclass, name, name, integer, integer) IS
     'Connected components of the within-radius pairs of a Citus table, the pairs computed on the workers (simhash_pairs_distributed) and only they grouped on the coordinator: every row with a near-duplicate and the smallest id of its group (rows without one are not listed)';
@@ -452,6 +498,13 @@ DECLARE
     band_count integer := bands;
     band_rows integer := "rows";
 BEGIN
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
     IF relation IS NULL OR id_column IS NULL OR signature_column IS NULL OR threshold IS NULL THEN
         RAISE EXCEPTION 'minhash_pairs_distributed arguments must not be NULL' USING ERRCODE = '22004';
     END IF;

@@ -221,6 +221,25 @@ SELECT id, fp, dup_of FROM docs ORDER BY id;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE fingerprints.hamming(fp, 1024) OPERATOR(fingerprints.<=) 2;
 SELECT id FROM docs WHERE fingerprints.hamming(fp, 1024) OPERATOR(fingerprints.<=) 2 ORDER BY id;
+RESET enable_seqscan;
+-- The distributed functions (PL/pgSQL) name the extension's schema in their bodies. After the
+-- schema is renamed, a schema created under the old name must not get its functions run: they
+-- refuse to run instead (the trigger and the index keep working, they find the schema by oid).
+SELECT count(*) AS groups FROM fingerprints.simhash_groups_distributed('docs', 'id', 'fp', 3);
+ALTER SCHEMA fingerprints RENAME TO simhash_ext;
+CREATE SCHEMA fingerprints;
+CREATE FUNCTION fingerprints.simhash_pair_groups(text, text DEFAULT NULL) RETURNS TABLE (id bigint, group_id bigint)
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'planted simhash_pair_groups called'; END $$;
+CREATE FUNCTION fingerprints.simhash_distributed_relation(regclass, OUT schema_name name, OUT qualified_name text,
+                                                          OUT distributed boolean)
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'planted simhash_distributed_relation called'; END $$;
+\set VERBOSITY terse
+SELECT * FROM simhash_ext.simhash_groups_distributed('docs', 'id', 'fp', 3);
+SELECT * FROM simhash_ext.simhash_pairs_distributed('docs', 'id', 'fp', 3);
+SELECT * FROM simhash_ext.minhash_pairs_distributed('docs', 'id', 'fp', 0.5);
+\set VERBOSITY default
+INSERT INTO docs (id, fp) VALUES (5, 1025);
+SELECT id, dup_of FROM docs WHERE id = 5;
 \c contrib_regression
 DROP DATABASE simhash_security;
 

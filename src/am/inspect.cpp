@@ -33,6 +33,7 @@ Relation open_checked(Oid indexoid, const char *function) {
     if (index->rd_indam->ambuild != simhash_ambuild)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+    simhash_check_readable_in_recovery(index);
     // A CREATE INDEX CONCURRENTLY that failed before the build leaves an index without pages.
     if (RelationGetNumberOfBlocks(index) == 0)
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

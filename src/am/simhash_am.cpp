@@ -11,6 +11,7 @@
 #include "module.h"
 
 extern "C" {
+#include "access/xlog.h"
 #include "access/reloptions.h"
 #include "common/pg_prng.h"
 #include "commands/progress.h"
@@ -258,6 +259,14 @@ void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 exp
                         errmsg("index \"%s\" page %u has flags 0x%x, expected 0x%x", RelationGetRelationName(index),
                                blkno, SimhashPageGetOpaque(page)->flags, expected_flags),
                         errhint("Please REINDEX it.")));
+}
+
+void simhash_check_readable_in_recovery(Relation index) {
+    if (index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED && RecoveryInProgress())
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("cannot access temporary or unlogged relations during recovery"),
+                        errdetail("Index \"%s\" is unlogged: a standby has none of its contents.",
+                                  RelationGetRelationName(index))));
 }
 
 void simhash_check_index_argument(Oid indexoid) {

@@ -323,6 +323,9 @@ void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 exp
 // Refuses what is not an index that can hold entries: a missing relation (42P01), a partitioned
 // index or another relation (42809). For the SQL functions that take an index argument.
 void simhash_check_index_argument(Oid indexoid);
+// Refuses an unlogged index during recovery, as PostgreSQL refuses to read unlogged tables there:
+// a standby has no main fork for it (reading one fails on the missing file).
+void simhash_check_readable_in_recovery(Relation index);
 SimhashMetaData *simhash_check_meta(Relation index, Page page);
 // Copies the (checked) metapage into *meta under a share lock, released on return.
 void simhash_read_meta(Relation index, SimhashMetaData *meta);

@@ -272,6 +272,7 @@ SIMHASH_FUNCTION(simhash_index_check) {
     if (index->rd_indam->ambuild != simhash_ambuild)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
+    simhash_check_readable_in_recovery(index);
     if (!index->rd_index->indisvalid)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),

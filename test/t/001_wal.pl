@@ -117,6 +117,19 @@ $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', "SELECT simhash_index_check('r_fp', concurrently => true)"), '',
 	'and the standby replays the rest once it returns');
 
+# An unlogged table's index has no contents on a standby: the inspection and check functions
+# refuse it as PostgreSQL refuses the table (instead of failing on the missing file).
+$primary->safe_psql('postgres', q{
+CREATE UNLOGGED TABLE u (fp bigint);
+INSERT INTO u SELECT g FROM generate_series(1, 1000) g;
+CREATE INDEX u_fp ON u USING simhash (fp);
+});
+$primary->wait_for_catchup($standby);
+for my $call ("simhash_index_info('u_fp')", "simhash_index_runs('u_fp')", "simhash_index_check('u_fp', concurrently => true)") {
+	($ret, $stdout, $stderr) = $standby->psql('postgres', "SELECT $call");
+	like($stderr, qr/cannot access temporary or unlogged relations during recovery/, "$call refused on a standby");
+}
+
 # Promote the standby: its replayed index verifies and keeps working.
 $standby->promote;
 is($standby->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'promoted standby index verifies');
