@@ -30,14 +30,34 @@ EXPLAIN (COSTS OFF) SELECT id FROM order_docs ORDER BY hamming(fp, 42) LIMIT 10;
 EXPLAIN (COSTS OFF) SELECT id, hamming(fp, 42) FROM order_docs WHERE lang = 'zh' ORDER BY hamming(fp, 42) LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM order_docs WHERE hamming(fp, 7) <= 20 ORDER BY fp <~> 42 LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM order_docs ORDER BY fp <~> 42 DESC LIMIT 10;
--- Two distances on the one column: the scan orders by the first only, so the plan sorts.
+-- Two distances on the one column: the scan sorts each ring by the later distances too, so the
+-- index returns the rows a sort would (first 1,000 rows tie on the first distance, half of them
+-- closer to 7 than the other half), with a NULL later center, and under LIMIT.
 CREATE TABLE order_two (id int, fp bigint);
 INSERT INTO order_two SELECT g, CASE WHEN g % 2 = 0 THEN 8 ELSE 1 END FROM generate_series(1, 1000) g;
 INSERT INTO order_two SELECT g, hashint8extended(g, 3) FROM generate_series(1001, 20000) g;
+INSERT INTO order_two VALUES (0, NULL);
 CREATE INDEX ON order_two USING simhash (fp);
 ANALYZE order_two;
+SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM order_two ORDER BY fp <~> 0, fp <~> 7 LIMIT 4;
 SELECT fp <~> 0 AS d0, fp <~> 7 AS d7 FROM order_two ORDER BY fp <~> 0, fp <~> 7 LIMIT 4;
+EXPLAIN (COSTS OFF) SELECT id, fp FROM order_two ORDER BY fp <~> 0, fp <~> 7, fp <~> 12345;
+CREATE TEMP TABLE order_two_index AS
+    SELECT row_number() OVER () AS n, id, fp <~> 0 AS d0, fp <~> 7 AS d7, fp <~> 12345 AS d3
+    FROM (SELECT id, fp FROM order_two ORDER BY fp <~> 0, fp <~> 7, fp <~> 12345) s;
+SELECT id, fp <~> 0 AS d0, fp <~> 8 AS d8 FROM order_two ORDER BY fp <~> 0, fp <~> 8 LIMIT 4;
+SELECT id, fp <~> 0 AS d0 FROM order_two ORDER BY fp <~> 0, fp <~> NULL::bigint LIMIT 3;
+RESET enable_seqscan;
+SET enable_indexscan = off;
+-- The same orders by a sort: only rows of equal distances may differ (they tie, in TID order).
+SELECT count(*) AS rows, count(*) FILTER (WHERE (i.d0, i.d7, i.d3) IS DISTINCT FROM (s.d0, s.d7, s.d3)) AS out_of_order
+FROM order_two_index i
+JOIN (SELECT row_number() OVER () AS n, d0, d7, d3
+      FROM (SELECT fp <~> 0 AS d0, fp <~> 7 AS d7, fp <~> 12345 AS d3 FROM order_two
+            ORDER BY fp <~> 0, fp <~> 7, fp <~> 12345) x) s USING (n);
+SELECT id, fp <~> 0 AS d0, fp <~> 8 AS d8 FROM order_two ORDER BY fp <~> 0, fp <~> 8, id LIMIT 4;
+RESET enable_indexscan;
 DROP TABLE order_two;
 EXPLAIN (COSTS OFF) SELECT id FROM order_docs ORDER BY fp <~> 42;
 EXPLAIN (COSTS OFF)

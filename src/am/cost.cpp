@@ -102,13 +102,7 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
         return Min(c.io, fetched * random_page_cost / loop_count);
     };
     double startup = 0, total = 0, pages = 0;
-    if (list_length(path->indexorderbys) > 1) {
-        // ORDER BY fp <~> a, fp <~> b: the planner matches both keys to the one column, but a scan
-        // orders by its first distance only (ties in TID order), so such a path would return rows
-        // out of order. Priced out: the plan sorts instead.
-        startup = disable_cost;
-        total = disable_cost;
-    } else if (path->indexorderbys == NIL && path->indexclauses == NIL) {
+    if (path->indexorderbys == NIL && path->indexclauses == NIL) {
         // No condition and no order: the index-only scan the planner offers for count(*) (any
         // index with optional keys qualifies when no column is needed). It would collect every
         // TID of the table in memory before returning one; a sequential scan does that job.

@@ -42,6 +42,7 @@ constexpr uint16 kNullDistance = 65;
 struct OrderedItem {
     ItemPointerData tid;
     uint16 distance;
+    uint32 arrival;  // which row of the ring's later-key distances is this item's (see below)
 };
 
 struct ScanOpaque {
@@ -52,7 +53,8 @@ struct ScanOpaque {
     bool collected;
     MemoryContext context;  // where the TID and item arrays live (the scan's context)
     // Ordered scans (ORDER BY fp <~> q) return rows ring by ring: all rows at distance
-    // (done_radius, ring radius], sorted by (distance, TID), then the next ring.
+    // (done_radius, ring radius], sorted by (distance, later ORDER BY distances, TID), then the
+    // next ring.
     bool ordered;
     bool order_null;    // the ORDER BY argument is NULL: every distance is NULL
     int64 order_center;
@@ -63,6 +65,14 @@ struct ScanOpaque {
     OrderedItem *items;
     Size nitems;
     Size items_capacity;
+    // ORDER BY fp <~> a, fp <~> b, ...: the later keys' centers, and each item's distances to
+    // them (nlater a row, in arrival order). A ring holds every row whose first distance lies in
+    // its range, so sorting a ring by all distances orders the whole scan by all of them.
+    int nlater;
+    int64 *later_centers;
+    bool *later_nulls;
+    uint16 *later_distances;
+    Size later_capacity;  // rows
     IndexTuple empty_itup;  // see provide_index_tuple
 };
 
@@ -96,11 +106,29 @@ void reserve_one(T **array, Size used, Size *capacity, MemoryContext context) {
                                      : MemoryContextAllocHuge(context, *capacity * sizeof(T)));
 }
 
-void emit_ordered(ProbeQuery *q, const ItemPointerData *tid, uint16 distance) {
+// `fp` is unused for the rows of NULL fingerprints (`null_fp`), whose every distance is NULL.
+void emit_ordered(ProbeQuery *q, const ItemPointerData *tid, uint16 distance, int64 fp, bool null_fp) {
     ScanOpaque *so = q->so;
     reserve_one(&so->items, so->nitems, &so->items_capacity, so->context);
-    so->items[so->nitems].tid = *tid;
-    so->items[so->nitems].distance = distance;
+    if (so->nitems >= PG_UINT32_MAX)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("an ordered simhash index scan cannot hold more than %u rows at one distance", PG_UINT32_MAX)));
+    OrderedItem &item = so->items[so->nitems];
+    item.tid = *tid;
+    item.distance = distance;
+    item.arrival = static_cast<uint32>(so->nitems);
+    if (so->nlater > 0) {
+        if (so->nitems >= so->later_capacity) {
+            so->later_capacity = so->later_capacity ? so->later_capacity * 2 : 64;
+            const Size bytes = so->later_capacity * so->nlater * sizeof(uint16);
+            so->later_distances = static_cast<uint16 *>(
+                so->later_distances ? repalloc_huge(so->later_distances, bytes) : MemoryContextAllocHuge(so->context, bytes));
+        }
+        uint16 *row = so->later_distances + so->nitems * so->nlater;
+        for (int k = 0; k < so->nlater; ++k)
+            row[k] = null_fp || so->later_nulls[k] ? kNullDistance
+                                                   : static_cast<uint16>(simhash_distance(fp, so->later_centers[k]));
+    }
     so->nitems++;
 }
 
@@ -188,7 +216,7 @@ void emit(ProbeQuery *q, ItemPointer tid, int64 fp) {
         ItemPointerData heap_tid = simhash_heap_tid(tid);
         q->found++;
         if (ordered)
-            emit_ordered(q, &heap_tid, kNullDistance);
+            emit_ordered(q, &heap_tid, kNullDistance, 0, true);
         else
             emit_unordered(q, &heap_tid);
         return;
@@ -199,7 +227,7 @@ void emit(ProbeQuery *q, ItemPointer tid, int64 fp) {
             so->order_null ? kNullDistance : static_cast<uint16>(simhash_distance(fp, so->order_center));
         if (!so->order_null && distance <= so->done_radius) return;  // returned by an earlier ring
         q->found++;
-        emit_ordered(q, tid, distance);
+        emit_ordered(q, tid, distance, fp, false);
         return;
     }
     q->found++;
@@ -603,14 +631,25 @@ void collect(IndexScanDesc scan, ProbeQuery *q) {
     search(scan->indexRelation, q);
 }
 
-bool item_precedes(const OrderedItem &a, const OrderedItem &b) {
-    if (a.distance != b.distance) return a.distance < b.distance;
-    ItemPointerData ta = a.tid, tb = b.tid;
-    return ItemPointerCompare(&ta, &tb) < 0;
-}
+// Order of a ring: by the first distance, the later keys' distances, then TID.
+struct ItemPrecedes {
+    const ScanOpaque *so;
+    bool operator()(const OrderedItem &a, const OrderedItem &b) const {
+        if (a.distance != b.distance) return a.distance < b.distance;
+        if (so->nlater > 0) {
+            const uint16 *da = so->later_distances + static_cast<Size>(a.arrival) * so->nlater;
+            const uint16 *db = so->later_distances + static_cast<Size>(b.arrival) * so->nlater;
+            for (int k = 0; k < so->nlater; ++k)
+                if (da[k] != db[k]) return da[k] < db[k];
+        }
+        ItemPointerData ta = a.tid, tb = b.tid;
+        return ItemPointerCompare(&ta, &tb) < 0;
+    }
+};
 
 // Collects the next ring of an ordered scan: every row satisfying the scan keys at a distance in
-// (done_radius, ring radius] from the ORDER BY fingerprint, sorted by (distance, TID). When a
+// (done_radius, ring radius] from the first ORDER BY fingerprint, sorted by (distance, the later
+// ORDER BY keys' distances, TID). When a
 // scan key's ball is no larger than the ring, the ring grows to 64: that ball is searched anyway,
 // so all of its rows come in one ring. The last ring of a scan without keys brings the rows whose
 // fingerprint is NULL (distance NULL, after all others, as ORDER BY sorts NULLs last).
@@ -639,7 +678,7 @@ void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
     q->with_nulls = nconditions == 0 && radius == 64;
     search(index, q);
     pfree(q);
-    std::sort(so->items, so->items + so->nitems, item_precedes);
+    std::sort(so->items, so->items + so->nitems, ItemPrecedes{so});
     so->done_radius = radius;
     so->exhausted = radius == 64;
 }
@@ -678,6 +717,16 @@ void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey order
         const ScanKey order = &scan->orderByData[0];
         so->order_null = (order->sk_flags & SK_ISNULL) != 0;
         so->order_center = so->order_null ? 0 : DatumGetInt64(order->sk_argument);
+        so->nlater = scan->numberOfOrderBys - 1;
+        if (so->nlater > 0 && so->later_centers == nullptr) {
+            so->later_centers = static_cast<int64 *>(MemoryContextAlloc(so->context, so->nlater * sizeof(int64)));
+            so->later_nulls = static_cast<bool *>(MemoryContextAlloc(so->context, so->nlater * sizeof(bool)));
+        }
+        for (int k = 0; k < so->nlater; ++k) {
+            const ScanKey later = &scan->orderByData[k + 1];
+            so->later_nulls[k] = (later->sk_flags & SK_ISNULL) != 0;
+            so->later_centers[k] = so->later_nulls[k] ? 0 : DatumGetInt64(later->sk_argument);
+        }
     }
     so->done_radius = -1;
     so->exhausted = false;
@@ -714,6 +763,11 @@ bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir) {
         scan->xs_recheckorderby = false;
         scan->xs_orderbyvals[0] = Int32GetDatum(item.distance);
         scan->xs_orderbynulls[0] = item.distance == kNullDistance;
+        for (int k = 0; k < so->nlater; ++k) {
+            const uint16 d = so->later_distances[static_cast<Size>(item.arrival) * so->nlater + k];
+            scan->xs_orderbyvals[k + 1] = Int32GetDatum(d);
+            scan->xs_orderbynulls[k + 1] = d == kNullDistance;
+        }
         return true;
     }
     if (!so->collected) {
