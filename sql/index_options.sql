@@ -35,11 +35,27 @@ SELECT opcname, opcdefault, opcintype::regtype FROM pg_opclass
 SELECT amopstrategy, amopopr::regoperator FROM pg_amop
     WHERE amopmethod = (SELECT oid FROM pg_am WHERE amname = 'simhash');
 
--- An operator class that amvalidate rejects.
+-- Operator classes with other members are refused when they are created (a scan reads operator
+-- 1's argument as a ball: an index of such a class crashed the planner).
 CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 3 <@ (bigint, hamming_ball);
 CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 1 = (bigint, bigint);
-SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'bad_ops';
-DROP OPERATOR FAMILY bad_ops USING simhash;
+CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 1 < (bigint, bigint);
+CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 2 <@ (bigint, hamming_ball);
+CREATE OPERATOR CLASS bad_ops FOR TYPE bigint USING simhash AS OPERATOR 2 = (bigint, bigint);
+SELECT count(*) AS bad_classes FROM pg_opclass WHERE opcname = 'bad_ops';
+-- A class for another type passes (its members are bigint's), and amvalidate says so; an index of
+-- it is refused.
+CREATE OPERATOR CLASS int_ops FOR TYPE integer USING simhash AS OPERATOR 1 <@ (bigint, hamming_ball);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'int_ops';
+CREATE TEMP TABLE int_docs (n integer);
+CREATE INDEX ON int_docs USING simhash (n int_ops);
+DROP OPERATOR FAMILY int_ops USING simhash;
+-- A correct class in another schema validates (the ball type is recognised wherever it lives).
+CREATE SCHEMA other_ops;
+CREATE OPERATOR CLASS other_ops.copy_ops FOR TYPE bigint USING simhash AS
+    OPERATOR 1 <@ (bigint, hamming_ball), OPERATOR 2 <~> (bigint, bigint) FOR ORDER BY integer_ops;
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'copy_ops';
+DROP SCHEMA other_ops CASCADE;
 
 -- The verification function rejects other relations.
 CREATE INDEX odocs_id ON odocs (id);
@@ -53,6 +69,8 @@ SELECT p.name, pg_indexam_has_property(a.oid, p.name) FROM pg_am a,
     WHERE a.amname = 'simhash';
 SELECT p.name, pg_index_has_property('odocs_fp'::regclass, p.name) FROM
     unnest(ARRAY['clusterable', 'index_scan', 'bitmap_scan', 'backward_scan']) p(name);
+SELECT p.name, pg_index_column_has_property('odocs_fp'::regclass, 1, p.name) FROM
+    unnest(ARRAY['orderable', 'distance_orderable', 'returnable', 'search_array', 'search_nulls']) p(name);
 
 -- tables = auto (the default) chooses each run's tables from its number of entries; a count fixes
 -- them for the runs written from then on; runs of different geometry answer together, exactly.

@@ -21,6 +21,11 @@ struct HammingBall {
 
 Datum make_hamming_ball_datum(int64 center, int32 radius);
 
+// Whether `type` is this extension's hamming_ball: its input function is hamming_ball_in of this
+// library. Found without names, so wherever the extension's schema is and whatever it is called.
+// (hamming_sql.cpp)
+bool hamming_ball_type(Oid type);
+
 // Fraction of uniformly random fingerprints within `radius` bits of a point: P(Binomial(64, 1/2)
 // <= radius). The planner's selectivity for a radius query.
 // With `bits` < 64: the fraction among fingerprints that vary in only that many bits (skewed

@@ -11,8 +11,11 @@
 #include "hamming_ball.h"
 
 extern "C" {
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
+#include "utils/syscache.h"
 }
 
 namespace {
@@ -151,4 +154,15 @@ SIMHASH_FUNCTION(hamming_ball_contains) {
 
 SIMHASH_FUNCTION(hamming_ball_contains_commuted) {
     PG_RETURN_BOOL(ball_contains(PG_GETARG_HAMMING_BALL(0), PG_GETARG_INT64(1)));
+}
+
+bool hamming_ball_type(Oid type) {
+    if (!OidIsValid(type)) return false;
+    HeapTuple tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(type));
+    if (!HeapTupleIsValid(tuple)) return false;
+    const Oid input = reinterpret_cast<Form_pg_type>(GETSTRUCT(tuple))->typinput;
+    ReleaseSysCache(tuple);
+    FmgrInfo info;
+    fmgr_info(input, &info);
+    return info.fn_addr == hamming_ball_in;
 }

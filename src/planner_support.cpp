@@ -302,7 +302,7 @@ SIMHASH_FUNCTION(hamming_ball_restrict_selectivity) {
     // index scan of a ball holding a third of the table was priced as if it returned the few rows
     // of radius 3.
     int32 radius;
-    if (ball && exprType(ball) != INT8OID && hamming_ball_plan_radius(ball, &radius))
+    if (ball && hamming_ball_type(exprType(ball)) && hamming_ball_plan_radius(ball, &radius))
         PG_RETURN_FLOAT8(hamming_ball_fraction(radius, bits));
     PG_RETURN_FLOAT8(hamming_ball_fraction(kAssumedRadius, bits));
 }

@@ -16,6 +16,8 @@
 #include "am/simhash_am.h"
 
 extern "C" {
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "access/tableam.h"
 #include "catalog/pg_operator.h"
 #include "catalog/pg_type.h"
@@ -554,6 +556,13 @@ void build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull
 IndexBuildResult *simhash_ambuild(Relation heap, Relation index, IndexInfo *indexInfo) {
     if (RelationGetNumberOfBlocks(index) != 0)
         elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
+    // An operator class of another type passes CREATE OPERATOR CLASS (its members are bigint's):
+    // the index reads every key as a bigint.
+    const Oid key_type = getBaseType(TupleDescAttr(RelationGetDescr(index), 0)->atttypid);
+    if (key_type != INT8OID)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("simhash index \"%s\" must index a bigint, not %s", RelationGetRelationName(index),
+                               format_type_be(key_type))));
     MemoryContext build_context = AllocSetContextCreate(CurrentMemoryContext, "simhash build", ALLOCSET_DEFAULT_SIZES);
     MemoryContext old_context = MemoryContextSwitchTo(build_context);
 

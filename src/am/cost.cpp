@@ -35,8 +35,9 @@ int qual_radius(IndexPath *path) {
             if (!IsA(rinfo->clause, OpExpr)) continue;
             OpExpr *op = reinterpret_cast<OpExpr *>(rinfo->clause);
             if (list_length(op->args) != 2) continue;
+            const Node *ball = static_cast<Node *>(lsecond(op->args));
             int32 known;
-            if (hamming_ball_plan_radius(static_cast<Node *>(lsecond(op->args)), &known)) radius = Min(radius, known);
+            if (hamming_ball_type(exprType(ball)) && hamming_ball_plan_radius(ball, &known)) radius = Min(radius, known);
         }
     }
     return radius == INT_MAX ? kAssumedRadius : radius;

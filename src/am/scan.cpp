@@ -524,6 +524,9 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
     q->nkeys = 0;
     for (int k = 0; k < scan->numberOfKeys; ++k) {
         const ScanKey key = &scan->keyData[k];
+        if (key->sk_strategy != HAMMING_WITHIN_STRATEGY || key->sk_subtype == INT8OID)
+            elog(ERROR, "simhash index \"%s\": scan key of strategy %d is not a hamming_ball search",
+                 RelationGetRelationName(scan->indexRelation), key->sk_strategy);
         if (key->sk_flags & SK_ISNULL) return false;
         const HammingBall *ball = DatumGetHammingBall(key->sk_argument);
         if (ball->radius < 0) return false;

@@ -149,10 +149,10 @@ SIMHASH_FUNCTION(simhash_handler) {
     am->amcanreturn = nullptr;
     am->amcostestimate = simhash_amcostestimate;
     am->amoptions = simhash_amoptions;
-    am->amproperty = nullptr;
+    am->amproperty = simhash_amproperty;
     am->ambuildphasename = simhash_ambuildphasename;
     am->amvalidate = simhash_amvalidate;
-    am->amadjustmembers = nullptr;
+    am->amadjustmembers = simhash_amadjustmembers;
     am->ambeginscan = simhash_ambeginscan;
     am->amrescan = simhash_amrescan;
     am->amgettuple = simhash_amgettuple;

@@ -490,6 +490,8 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
                             Cost *indexTotalCost, Selectivity *indexSelectivity, double *indexCorrelation,
                             double *indexPages);
 bool simhash_amvalidate(Oid opclassoid);
+void simhash_amadjustmembers(Oid opfamilyoid, Oid opclassoid, List *operators, List *functions);
+bool simhash_amproperty(Oid index_oid, int attno, IndexAMProperty prop, const char *propname, bool *res, bool *isnull);
 IndexScanDesc simhash_ambeginscan(Relation index, int nkeys, int norderbys);
 void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir);

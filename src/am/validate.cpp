@@ -1,6 +1,8 @@
 // amvalidate: an operator class of simhash indexes bigint, has the search operator strategy 1,
 // `<@ (bigint, hamming_ball)`, optionally the ordering operator strategy 2, `<~> (bigint, bigint)`
-// sorted by integer_ops, and no support functions.
+// sorted by integer_ops, and no support functions. amadjustmembers refuses any other member when
+// a class or family is created or extended (a scan reads strategy 1's argument as a ball), and
+// amproperty answers what the generic code cannot know.
 #include "am/simhash_am.h"
 #include "hamming_ball.h"
 
@@ -18,6 +20,60 @@ extern "C" {
 #include "utils/syscache.h"
 }
 
+namespace {
+
+// The one search operator, `<@ (bigint, hamming_ball)` returning boolean (sortfamily invalid), or
+// the one ordering operator, `<~> (bigint, bigint)` returning integer, sorted by integer_ops.
+bool valid_member(Oid opr, int strategy, Oid lefttype, Oid righttype, Oid sortfamily) {
+    if (strategy == HAMMING_WITHIN_STRATEGY)
+        return !OidIsValid(sortfamily) && lefttype == INT8OID && hamming_ball_type(righttype) &&
+               check_amop_signature(opr, BOOLOID, INT8OID, righttype);
+    if (strategy == HAMMING_DISTANCE_STRATEGY)
+        return sortfamily == INTEGER_BTREE_FAM_OID && lefttype == INT8OID && righttype == INT8OID &&
+               getBaseType(get_op_rettype(opr)) == INT4OID;
+    return false;
+}
+
+}  // namespace
+
+void simhash_amadjustmembers(Oid, Oid, List *operators, List *functions) {
+    ListCell *lc;
+    foreach (lc, operators) {
+        const OpFamilyMember *member = static_cast<const OpFamilyMember *>(lfirst(lc));
+        if (!valid_member(member->object, member->number, member->lefttype, member->righttype, member->sortfamily))
+            ereport(ERROR, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+                            errmsg("simhash operator classes cannot have operator %s as number %d",
+                                   format_operator(member->object), member->number),
+                            errdetail("A simhash operator class has operator 1, <@ (bigint, hamming_ball), and "
+                                      "may have operator 2, <~> (bigint, bigint) FOR ORDER BY integer_ops.")));
+    }
+    if (functions != NIL) {
+        const OpFamilyMember *member = static_cast<const OpFamilyMember *>(linitial(functions));
+        ereport(ERROR, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+                        errmsg("simhash operator classes cannot have support function %s",
+                               format_procedure(member->object)),
+                        errdetail("simhash uses no support functions.")));
+    }
+}
+
+// distance_orderable: whether the column's operator family has the ordering operator (the generic
+// code leaves it unknown). can_exclude: never; an exclusion constraint needs an operator between
+// two values of the column, and the search operator compares a fingerprint with a ball.
+bool simhash_amproperty(Oid index_oid, int attno, IndexAMProperty prop, const char *, bool *res, bool *isnull) {
+    if (prop == AMPROP_CAN_EXCLUDE) {
+        *res = false;
+        *isnull = false;
+        return true;
+    }
+    if (prop != AMPROP_DISTANCE_ORDERABLE || attno <= 0 || !OidIsValid(index_oid)) return false;
+    const Oid opclass = get_index_column_opclass(index_oid, attno);
+    if (!OidIsValid(opclass)) return false;
+    const Oid opfamily = get_opclass_family(opclass);
+    *res = OidIsValid(get_opfamily_member(opfamily, INT8OID, INT8OID, HAMMING_DISTANCE_STRATEGY));
+    *isnull = false;
+    return true;
+}
+
 bool simhash_amvalidate(Oid opclassoid) {
     bool result = true;
     HeapTuple classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
@@ -25,17 +81,10 @@ bool simhash_amvalidate(Oid opclassoid) {
     Form_pg_opclass classform = reinterpret_cast<Form_pg_opclass>(GETSTRUCT(classtup));
     const Oid opfamilyoid = classform->opcfamily;
     const char *opclassname = NameStr(classform->opcname);
-    const Oid ball_type = GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("hamming_ball"),
-                                          ObjectIdGetDatum(classform->opcnamespace));
 
     if (classform->opcintype != INT8OID) {
         ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
                        errmsg("simhash operator class \"%s\" must index type bigint", opclassname)));
-        result = false;
-    }
-    if (!OidIsValid(ball_type)) {
-        ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-                       errmsg("simhash operator class \"%s\" is not in the schema of type hamming_ball", opclassname)));
         result = false;
     }
 
@@ -54,13 +103,12 @@ bool simhash_amvalidate(Oid opclassoid) {
     CatCList *oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
     for (int i = 0; i < oprlist->n_members; ++i) {
         Form_pg_amop oprform = reinterpret_cast<Form_pg_amop>(GETSTRUCT(&oprlist->members[i]->tuple));
-        const bool search = oprform->amopstrategy == HAMMING_WITHIN_STRATEGY && oprform->amoppurpose == AMOP_SEARCH &&
-                            oprform->amoplefttype == INT8OID && oprform->amoprighttype == ball_type &&
-                            check_amop_signature(oprform->amopopr, BOOLOID, INT8OID, ball_type);
-        const bool order = oprform->amopstrategy == HAMMING_DISTANCE_STRATEGY && oprform->amoppurpose == AMOP_ORDER &&
-                           oprform->amoplefttype == INT8OID && oprform->amoprighttype == INT8OID &&
-                           oprform->amopsortfamily == INTEGER_BTREE_FAM_OID &&
-                           getBaseType(get_op_rettype(oprform->amopopr)) == INT4OID;
+        const bool search = oprform->amoppurpose == AMOP_SEARCH &&
+                            valid_member(oprform->amopopr, oprform->amopstrategy, oprform->amoplefttype,
+                                         oprform->amoprighttype, InvalidOid);
+        const bool order = oprform->amoppurpose == AMOP_ORDER &&
+                           valid_member(oprform->amopopr, oprform->amopstrategy, oprform->amoplefttype,
+                                        oprform->amoprighttype, oprform->amopsortfamily);
         if (!search && !order) {
             ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
                            errmsg("simhash operator family of \"%s\" contains invalid operator %s with strategy %d; "
