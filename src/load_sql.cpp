@@ -39,10 +39,12 @@
 extern "C" {
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/partition.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
@@ -54,6 +56,7 @@ extern "C" {
 #include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -359,6 +362,35 @@ void prepare_entry(DedupEntry *entry, Trigger *trigger, Relation rel, Oid trigge
     pfree(query.data);
 }
 
+bool trigger_exists(Oid tgoid) {
+    Relation catalog = table_open(TriggerRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(tgoid));
+    SysScanDesc scan = systable_beginscan(catalog, TriggerOidIndexId, true, nullptr, 1, &key);
+    const bool found = HeapTupleIsValid(systable_getnext(scan));
+    systable_endscan(scan);
+    table_close(catalog, AccessShareLock);
+    return found;
+}
+
+// Every entry holds a saved plan. A trigger dropped (with its table, or to be created again under
+// a new oid, as loaders that stage through temporary tables do) would keep its entry for the life
+// of the session: when a trigger is seen for the first time, the entries of triggers that no
+// longer exist are freed. Only stale entries can be such (dropping a trigger invalidates its
+// table), and none is in use: no check runs while another trigger is looked up.
+void sweep_dropped_triggers() {
+    HASH_SEQ_STATUS status;
+    hash_seq_init(&status, dedup_entries);
+    DedupEntry *entry;
+    while ((entry = static_cast<DedupEntry *>(hash_seq_search(&status))) != nullptr) {
+        if (!entry->stale || trigger_exists(entry->tgoid)) continue;
+        if (entry->plan != nullptr) SPI_freeplan(entry->plan);
+        if (entry->query != nullptr) pfree(entry->query);
+        const Oid tgoid = entry->tgoid;
+        (void)hash_search(dedup_entries, &tgoid, HASH_REMOVE, nullptr);
+    }
+}
+
 DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
     if (dedup_entries == nullptr) {
         HASHCTL ctl;
@@ -372,6 +404,7 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
         // old names (another table of that name, or none).
         CacheRegisterSyscacheCallback(NAMESPACEOID, dedup_namespace_callback, (Datum)0);
     }
+    if (hash_search(dedup_entries, &trigger->tgoid, HASH_FIND, nullptr) == nullptr) sweep_dropped_triggers();
     bool found;
     DedupEntry *entry = static_cast<DedupEntry *>(hash_search(dedup_entries, &trigger->tgoid, HASH_ENTER, &found));
     if (!found) {

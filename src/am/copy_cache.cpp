@@ -62,6 +62,7 @@ struct Copy {
     ItemPointerData *tids;
     Size n;
     Size capacity;
+    Size planned;  // the capacity room was made for (make_room): growth stops there
     Size bytes;
     void *bucket_memory;
     const simhash::BitPermuter *order;  // a run's bit order (in the copy's context), null for lists
@@ -117,7 +118,7 @@ void reset(Copy *c, BlockNumber first, uint16 page_flags, bool sorted) {
     c->page_flags = page_flags;
     c->fps = nullptr;
     c->tids = nullptr;
-    c->n = c->capacity = c->bytes = 0;
+    c->n = c->capacity = c->planned = c->bytes = 0;
     c->bucket_memory = nullptr;
     c->order = nullptr;
     c->sorted = sorted;
@@ -134,11 +135,11 @@ Size copy_bytes(Size capacity, bool sorted) {
            (sorted ? simhash::block_buckets_frozen_bytes(bits, capacity) : simhash::block_buckets_bytes(bits, capacity));
 }
 
-// Room for `needed` entries, and buckets sized for the room (rebuilt when it grows).
+// Room for `needed` entries, and buckets sized for the room (rebuilt when it grows). Doubling (a
+// list's copy grows by a few entries a query) up to the capacity the cache made room for.
 void reserve(Copy *c, Size needed) {
     if (needed > c->capacity) {
-        // Doubling up to the limit; one page's entries may go past it (the copy is then dropped).
-        Size capacity = Min(Max(c->capacity * 2, static_cast<Size>(1024)), static_cast<Size>(kMaxEntries));
+        Size capacity = Min(Max(c->capacity * 2, static_cast<Size>(1024)), Max(c->planned, needed));
         capacity = Max(capacity, needed);
         c->fps = static_cast<uint64 *>(c->fps ? repalloc(c->fps, capacity * sizeof(uint64))
                                                : MemoryContextAlloc(c->context, capacity * sizeof(uint64)));
@@ -228,11 +229,15 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
     for (int i = 0; i < kSlots && c == nullptr; ++i)
         if (copies[i].valid && copies[i].key.same_as(key)) c = &copies[i];
     if (c != nullptr) c->last_use = ++use_clock;  // in use: make_room keeps it
-    if (c != nullptr && c->capacity < nentries && !make_room(copy_bytes(nentries, c->sorted) - c->bytes))
-        return nullptr;  // a list outgrew the room left: read its pages
+    if (c != nullptr && c->capacity < nentries) {
+        const Size planned = Min(Max(c->capacity * 2, static_cast<Size>(nentries)), static_cast<Size>(kMaxEntries));
+        if (!make_room(copy_bytes(planned, c->sorted) - c->bytes)) return nullptr;  // outgrew the room: read its pages
+        c->planned = planned;
+    }
     if (c == nullptr && fixed_size && !run_copy_paid_for(key, nentries)) return nullptr;  // read its pages
     if (c == nullptr) {
-        if (!make_room(copy_bytes(Max(nentries, static_cast<uint64>(1024)), fixed_size))) return nullptr;
+        const Size planned = fixed_size ? nentries : Max(nentries, static_cast<uint64>(1024));
+        if (!make_room(copy_bytes(planned, fixed_size))) return nullptr;
         for (Copy &o : copies)
             if (!o.valid && c == nullptr) c = &o;
         if (c == nullptr) {  // every slot holds a copy: the least recently used one not in use goes
@@ -244,6 +249,7 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
         c->key = key;
         c->last_use = ++use_clock;
         reset(c, first, page_flags, fixed_size);
+        c->planned = planned;
         if (run != nullptr) {  // the buckets cut the blocks as the run's tables do
             MemoryContext old = MemoryContextSwitchTo(c->context);
             c->order = simhash_new_permuter(run->key_order);
