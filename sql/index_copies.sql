@@ -68,3 +68,19 @@ SELECT count(*) AS near_row_7 FROM copies_big WHERE hamming(fp, hashint8extended
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 DROP TABLE copies_big;
+
+-- A copy takes the room the cache made for it, not more: a pending list of 263,000 entries is
+-- copied in about 34 bytes an entry (its growth used to double past the room counted, to 64).
+CREATE TABLE copies_list (fp bigint) WITH (autovacuum_enabled = off);
+CREATE INDEX copies_list_fp ON copies_list USING simhash (fp) WITH (pending_limit = 8192);
+INSERT INTO copies_list SELECT hashint8extended(g, 5) FROM generate_series(1, 263000) g;
+SELECT pending_entries, runs FROM simhash_index_info('copies_list_fp');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FROM copies_list WHERE hamming(fp, hashint8extended(7, 5) # 3) <= 3;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+-- The largest copy of the session is this list's (the others hold at most 20,000 entries).
+SELECT max(total_bytes) / 263000 BETWEEN 28 AND 40 AS bytes_per_entry_in_room
+FROM pg_backend_memory_contexts WHERE name = 'simhash index copy';
+DROP TABLE copies_list;
