@@ -15,7 +15,8 @@ namespace simhash_pg {
 void copy_message(char *buffer, size_t size, const char *message) {
     if (message == nullptr) message = "";
     const size_t length = std::strlen(message);
-    const size_t kept = length < size ? length : static_cast<size_t>(pg_mbcliplen(message, static_cast<int>(size - 1), static_cast<int>(size - 1)));
+    const int limit = static_cast<int>(size - 1);
+    const size_t kept = length < size ? length : static_cast<size_t>(pg_mbcliplen(message, limit, limit));
     std::memcpy(buffer, message, kept);
     buffer[kept] = '\0';
 }

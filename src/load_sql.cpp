@@ -404,7 +404,6 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
         // old names (another table of that name, or none).
         CacheRegisterSyscacheCallback(NAMESPACEOID, dedup_namespace_callback, (Datum)0);
     }
-    if (hash_search(dedup_entries, &trigger->tgoid, HASH_FIND, nullptr) == nullptr) sweep_dropped_triggers();
     bool found;
     DedupEntry *entry = static_cast<DedupEntry *>(hash_search(dedup_entries, &trigger->tgoid, HASH_ENTER, &found));
     if (!found) {
@@ -413,6 +412,7 @@ DedupEntry *lookup_entry(Trigger *trigger, Relation rel, Oid trigger_function) {
         entry->query = nullptr;
         entry->plan = nullptr;
         entry->index = InvalidOid;
+        sweep_dropped_triggers();  // keeps this entry: its trigger exists (entries do not move)
     }
     if (entry->stale || entry->relid != RelationGetRelid(rel)) {
         // Privileges and grants may have changed with the table: checked again before the next row.

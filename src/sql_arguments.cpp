@@ -41,9 +41,10 @@ int32 minhash_slots_argument(int32 slots) {
 
 // A character the database accepts can lack a Unicode mapping (WIN1252's 0x81, unassigned EUC
 // codes): it reads as U+FFFD, as an invalid UTF-8 sequence does, instead of failing the call. The
-// text is converted a piece at a time by the conversion's no-error form, which stops before such a
-// character; pieces end on character boundaries and get room for the largest growth, so a stop
-// short of a piece's end is always such a character.
+// text is cut once into pieces that end on character boundaries; each piece is converted by the
+// conversion's no-error form, which stops before such a character, and goes on after it. A stop
+// short of the piece's end is always such a character (the output has room for the largest
+// growth), and each character of the text is looked at a bounded number of times.
 Utf8Bytes utf8_bytes(const char *data, int len) {
     const int encoding = GetDatabaseEncoding();
     if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII || len == 0) return {data, static_cast<size_t>(len)};
@@ -61,24 +62,27 @@ Utf8Bytes utf8_bytes(const char *data, int len) {
     int left = len;
     while (left > 0) {
         CHECK_FOR_INTERRUPTS();
-        const int piece = pg_mbcliplen(src, left, Min(left, kPieceBytes));
-        const Size room = static_cast<Size>(piece) * MAX_CONVERSION_GROWTH + 1;
-        if (used + room + sizeof(kReplacement) > capacity) {
-            capacity = Max(capacity + capacity / 2, used + room + sizeof(kReplacement));
-            out = static_cast<char *>(repalloc_huge(out, capacity));
-        }
-        const int converted = pg_do_encoding_conversion_buf(
-            proc, encoding, PG_UTF8, reinterpret_cast<unsigned char *>(const_cast<char *>(src)), piece,
-            reinterpret_cast<unsigned char *>(out + used), static_cast<int>(room), true);
-        used += std::strlen(out + used);
-        src += converted;
-        left -= converted;
-        if (converted < piece) {
-            std::memcpy(out + used, kReplacement, sizeof(kReplacement));
-            used += sizeof(kReplacement);
-            const int skip = Min(pg_encoding_mblen(encoding, src), left);
-            src += skip;
-            left -= skip;
+        int piece = pg_mbcliplen(src, left, Min(left, kPieceBytes));
+        left -= piece;
+        while (piece > 0) {
+            const Size room = static_cast<Size>(piece) * MAX_CONVERSION_GROWTH + 1;
+            if (used + room + sizeof(kReplacement) > capacity) {
+                capacity = Max(capacity + capacity / 2, used + room + sizeof(kReplacement));
+                out = static_cast<char *>(repalloc_huge(out, capacity));
+            }
+            const int converted = pg_do_encoding_conversion_buf(
+                proc, encoding, PG_UTF8, reinterpret_cast<unsigned char *>(const_cast<char *>(src)), piece,
+                reinterpret_cast<unsigned char *>(out + used), static_cast<int>(room), true);
+            used += std::strlen(out + used);
+            src += converted;
+            piece -= converted;
+            if (piece > 0) {  // a character without a Unicode mapping
+                std::memcpy(out + used, kReplacement, sizeof(kReplacement));
+                used += sizeof(kReplacement);
+                const int skip = Min(pg_encoding_mblen(encoding, src), piece);
+                src += skip;
+                piece -= skip;
+            }
         }
     }
     return {out, used};

@@ -71,8 +71,7 @@ struct ScanOpaque {
     int nlater;
     int64 *later_centers;
     bool *later_nulls;
-    uint16 *later_distances;
-    Size later_capacity;  // rows
+    uint16 *later_distances;  // items_capacity rows
     IndexTuple empty_itup;  // see provide_index_tuple
 };
 
@@ -109,7 +108,13 @@ void reserve_one(T **array, Size used, Size *capacity, MemoryContext context) {
 // `fp` is unused for the rows of NULL fingerprints (`null_fp`), whose every distance is NULL.
 void emit_ordered(ProbeQuery *q, const ItemPointerData *tid, uint16 distance, int64 fp, bool null_fp) {
     ScanOpaque *so = q->so;
+    const Size had_capacity = so->items_capacity;
     reserve_one(&so->items, so->nitems, &so->items_capacity, so->context);
+    if (so->nlater > 0 && so->items_capacity != had_capacity) {
+        const Size bytes = so->items_capacity * so->nlater * sizeof(uint16);
+        so->later_distances = static_cast<uint16 *>(
+            so->later_distances ? repalloc_huge(so->later_distances, bytes) : MemoryContextAllocHuge(so->context, bytes));
+    }
     if (so->nitems >= PG_UINT32_MAX)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("an ordered simhash index scan cannot hold more than %u rows at one distance", PG_UINT32_MAX)));
@@ -118,12 +123,6 @@ void emit_ordered(ProbeQuery *q, const ItemPointerData *tid, uint16 distance, in
     item.distance = distance;
     item.arrival = static_cast<uint32>(so->nitems);
     if (so->nlater > 0) {
-        if (so->nitems >= so->later_capacity) {
-            so->later_capacity = so->later_capacity ? so->later_capacity * 2 : 64;
-            const Size bytes = so->later_capacity * so->nlater * sizeof(uint16);
-            so->later_distances = static_cast<uint16 *>(
-                so->later_distances ? repalloc_huge(so->later_distances, bytes) : MemoryContextAllocHuge(so->context, bytes));
-        }
         uint16 *row = so->later_distances + so->nitems * so->nlater;
         for (int k = 0; k < so->nlater; ++k)
             row[k] = null_fp || so->later_nulls[k] ? kNullDistance

@@ -103,13 +103,10 @@ bool simhash_amvalidate(Oid opclassoid) {
     CatCList *oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(opfamilyoid));
     for (int i = 0; i < oprlist->n_members; ++i) {
         Form_pg_amop oprform = reinterpret_cast<Form_pg_amop>(GETSTRUCT(&oprlist->members[i]->tuple));
-        const bool search = oprform->amoppurpose == AMOP_SEARCH &&
-                            valid_member(oprform->amopopr, oprform->amopstrategy, oprform->amoplefttype,
-                                         oprform->amoprighttype, InvalidOid);
-        const bool order = oprform->amoppurpose == AMOP_ORDER &&
-                           valid_member(oprform->amopopr, oprform->amopstrategy, oprform->amoplefttype,
+        // A search operator has no sort family, an ordering one has: valid_member checks which.
+        const bool valid = valid_member(oprform->amopopr, oprform->amopstrategy, oprform->amoplefttype,
                                         oprform->amoprighttype, oprform->amopsortfamily);
-        if (!search && !order) {
+        if (!valid) {
             ereport(INFO, (errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
                            errmsg("simhash operator family of \"%s\" contains invalid operator %s with strategy %d; "
                                   "only strategy 1, <@ (bigint, hamming_ball), and the ordering operator 2, "
@@ -117,7 +114,7 @@ bool simhash_amvalidate(Oid opclassoid) {
                                   opclassname, format_operator(oprform->amopopr), oprform->amopstrategy)));
             result = false;
         }
-        has_search = has_search || search;
+        has_search = has_search || (valid && oprform->amopstrategy == HAMMING_WITHIN_STRATEGY);
     }
     ReleaseCatCacheList(oprlist);
     if (!has_search) {
