@@ -501,6 +501,9 @@ void probe_tables(Relation index, ProbeQuery *q) {
     // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
     // buffer header's spinlock, an atomic instruction that waits for every load before it.
     const Size first = Min(n, static_cast<Size>(kProbesAhead));
+    for (Size i = 0; i < first; ++i)  // the slots' lines (backend memory; a directory page not read yet is
+                                      // harmless to ask for, locate() reads it)
+        __builtin_prefetch(q->cached_run.dir[wanted[i].table] + simhash_prefix(wanted[i].value, &q->g, wanted[i].table));
     for (Size i = 0; i < first; ++i) locate(i);
     for (Size i = 0; i < first; ++i)
         if (!ahead[i].range.empty()) simhash_prefetch_buffer_header(index, ahead[i].range.begin.blkno);
@@ -607,6 +610,11 @@ void search(Relation index, ProbeQuery *q) {
         }
         probe_tables(index, q);
     }
+    // The copies' directory lines have arrived by now: the lines of their entries are asked for
+    // together before the first copy is searched.
+    for (int c = 0; c < ncopies; ++c)
+        simhash::block_buckets_prefetch_entries(copies[c]->buckets, copies[c]->fps,
+                                                static_cast<uint64>(q->center[primary]), q->r);
     for (int c = 0; c < ncopies; ++c) search_copy(q, copies[c]);
     pfree(copies);
     pfree(runs);

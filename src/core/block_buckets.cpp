@@ -113,6 +113,24 @@ void block_buckets_prefetch(const BlockBuckets *b, uint64_t query, int radius) {
     }
 }
 
+void block_buckets_prefetch_entries(const BlockBuckets *b, const uint64_t *fingerprints, uint64_t query, int radius) {
+    if (b->n == 0 || radius < 0 || radius / kBucketBlocks > 0) return;
+    const uint64_t key = key_of(b, query);
+    const int low_bits = kBucketBlockBits - b->bucket_bits;
+    const size_t slots = (size_t{1} << b->bucket_bits) + 1;
+    for (int t = 0; t < kBucketBlocks && block_probe_radius(radius, kBucketBlocks, t) >= 0; ++t) {
+        const uint32_t block = block_of_key(key, t);
+        if (b->frozen) {
+            __builtin_prefetch(b->keys + static_cast<size_t>(t) * b->n + b->offsets[static_cast<size_t>(t) * slots + (block >> low_bits)]);
+        } else {
+            const uint32_t e = b->heads[(static_cast<size_t>(t) << b->bucket_bits) + bucket_of(block, b->bucket_bits)];
+            if (e == kEmpty) continue;
+            __builtin_prefetch(fingerprints + e);
+            __builtin_prefetch(b->next + static_cast<size_t>(t) * b->capacity + e);
+        }
+    }
+}
+
 size_t block_buckets_frozen_bytes(int bucket_bits, size_t n) {
     return sizeof(uint32_t) * kBucketBlocks * ((size_t{1} << bucket_bits) + 1 + 2 * n);
 }
@@ -216,11 +234,7 @@ size_t block_buckets_search(const BlockBuckets *b, const uint64_t *fingerprints,
         // One probe per table: the four key ranges are requested together (their directory lines
         // were, by block_buckets_prefetch or here), each a cache miss otherwise taken in turn.
         block_buckets_prefetch(b, query, radius);
-        const int low_bits = kBucketBlockBits - b->bucket_bits;
-        const size_t slots = (size_t{1} << b->bucket_bits) + 1;
-        for (int t = 0; t < kBucketBlocks && p.block_radius[t] == 0; ++t)
-            __builtin_prefetch(b->keys + static_cast<size_t>(t) * b->n +
-                               b->offsets[static_cast<size_t>(t) * slots + (p.query_block[t] >> low_bits)]);
+        block_buckets_prefetch_entries(b, fingerprints, query, radius);
     }
     for (int t = 0; t < kBucketBlocks && p.block_radius[t] >= 0; ++t) {
         if (b->frozen)

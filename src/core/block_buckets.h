@@ -74,6 +74,11 @@ void block_buckets_freeze(BlockBuckets *b, void *memory, int bucket_bits, const 
 // per table), so that a caller can do other work while they arrive. No effect otherwise.
 void block_buckets_prefetch(const BlockBuckets *b, uint64_t query, int radius);
 
+// The second step of block_buckets_prefetch, once the lines it asked for have arrived: asks for the
+// first lines of the entries those lines point at (a frozen table's key range, a chain's first
+// fingerprint and link). No effect at a radius of 4 or more.
+void block_buckets_prefetch_entries(const BlockBuckets *b, const uint64_t *fingerprints, uint64_t query, int radius);
+
 // Calls visit(index, context) once for every linked fingerprint within `radius` bits of `query`
 // (radius >= 0; at most 64 counts), in no particular order. Probes the buckets where they are
 // cheaper than a scan of all n fingerprints, else scans. Returns how many it visited.
