@@ -83,6 +83,30 @@ SELECT array_agg(objid::int ORDER BY objid) = (
        count(*) AS locks
 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 'load_pages'::regclass::oid;
 COMMIT;
+-- Keys a rolled-back savepoint locked are locked again when asked for; keys the transaction
+-- locked before the savepoint stay locked after its rollback.
+BEGIN;
+SAVEPOINT before_locks;
+SELECT simhash_lock_neighbourhood(0, 3, 'load_pages');
+ROLLBACK TO SAVEPOINT before_locks;
+SELECT count(*) AS locks_after_rollback FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+SELECT simhash_lock_neighbourhood(0, 3, 'load_pages');
+SELECT count(*) AS locks_taken_again FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+SAVEPOINT inner_locks;
+SELECT simhash_lock_neighbourhood(0, 3, 'load_pages'), simhash_lock_neighbourhood(7, 3, 'load_pages');
+ROLLBACK TO SAVEPOINT inner_locks;
+SELECT array_agg(objid::int ORDER BY objid) = simhash_neighbourhood_keys(0, 3) AS outer_keys_kept
+FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+COMMIT;
+-- The same through the trigger: a row inserted again after its savepoint's rollback holds its keys.
+BEGIN;
+SAVEPOINT before_insert;
+INSERT INTO load_pages (fp, note) VALUES (hashint8extended(1, 0), 'rolled back');
+ROLLBACK TO SAVEPOINT before_insert;
+INSERT INTO load_pages (fp, note) VALUES (hashint8extended(1, 0), 'rolled back');
+SELECT array_agg(objid::int ORDER BY objid) = simhash_neighbourhood_keys(hashint8extended(1, 0), 3) AS keys_after_rollback
+FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+ROLLBACK;
 BEGIN;
 SELECT simhash_lock_neighbourhoods('{}', 3, 'load_pages'), simhash_lock_neighbourhoods('{NULL}', 3, 'load_pages');
 SELECT count(*) AS locks_of_no_fingerprint FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();

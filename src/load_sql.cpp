@@ -74,6 +74,7 @@ namespace {
 // Distinct lock keys per table. Every session must use the same value (it is part of the lock
 // protocol), so it is a constant, not a setting.
 constexpr uint32 kLockKeys = 1024;
+static_assert(kLockKeys % 64 == 0, "held keys are recorded 64 to a word");
 // locktag_field4 of our advisory locks (pg_locks.objsubid), apart from pg_advisory_lock's 1 and 2.
 constexpr uint16 kLockSpace = 0x5348;  // "SH"
 
@@ -81,10 +82,41 @@ int neighbourhood_keys(int64 fp, int radius, uint32 *keys) {
     return simhash::neighbourhood_lock_keys(static_cast<uint64_t>(fp), radius, kLockKeys, keys);
 }
 
+// The keys of one table this (sub)transaction has locked: a load asks the lock manager for each
+// key once, not for every row (at radius 3, four lookups in its local lock table a row, ~0.2 us).
+// A subtransaction that aborts releases the locks it took, so the record holds for one
+// (transaction, subtransaction) and starts over when either changes, or the table does; the
+// transaction's end clears it (see held_keys_at_end), so a local transaction ID that comes round
+// again cannot revive it.
+struct HeldKeys {
+    LocalTransactionId lxid;
+    SubTransactionId subxid;
+    Oid relid;
+    uint64 bits[kLockKeys / 64];
+};
+HeldKeys held_keys = {InvalidLocalTransactionId, InvalidSubTransactionId, InvalidOid, {}};
+
+void held_keys_at_end(XactEvent, void *) { held_keys.lxid = InvalidLocalTransactionId; }
+
 void lock_key(Oid relid, uint32 key) {
+    static bool callback_registered = false;
+    if (!callback_registered) {
+        RegisterXactCallback(held_keys_at_end, nullptr);
+        callback_registered = true;
+    }
+    const SubTransactionId subxid = GetCurrentSubTransactionId();
+    if (held_keys.lxid != SIMHASH_MY_LXID || held_keys.subxid != subxid || held_keys.relid != relid) {
+        held_keys.lxid = SIMHASH_MY_LXID;
+        held_keys.subxid = subxid;
+        held_keys.relid = relid;
+        memset(held_keys.bits, 0, sizeof(held_keys.bits));
+    }
+    const uint64 bit = uint64{1} << (key % 64);
+    if (held_keys.bits[key / 64] & bit) return;
     LOCKTAG tag;
     SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, key, kLockSpace);
     (void)LockAcquire(&tag, ExclusiveLock, false, false);
+    held_keys.bits[key / 64] |= bit;  // only once the lock is held: a cancelled wait leaves no bit
 }
 
 void lock_neighbourhood(Oid relid, int64 fp, int radius) {
