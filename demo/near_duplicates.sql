@@ -2,8 +2,10 @@
 -- Run by scripts/demo.sh with :docdir set to a directory holding the Chinese Debian FAQ as text.
 \set ON_ERROR_STOP on
 \pset footer off
+SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
 DROP TABLE IF EXISTS docs;
+RESET client_min_messages;
 CREATE TABLE docs (id serial PRIMARY KEY, source text NOT NULL, lang text NOT NULL, body text NOT NULL,
                    fp bigint, sig integer[]);
 

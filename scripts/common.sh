@@ -48,8 +48,10 @@ build_and_install() {
 # The server never runs as root: root uses the postgres account that the Debian package creates.
 if [ "$(id -u)" -eq 0 ]; then CLUSTER_USER=postgres; else CLUSTER_USER=$(id -un); fi
 
+# From /: the caller's directory may be one the cluster user cannot enter (a clone under /root),
+# and the server would complain at every start. Every caller passes absolute paths.
 as_cluster_user() {
-    if [ "$(id -un)" = "$CLUSTER_USER" ]; then "$@"; else runuser -u "$CLUSTER_USER" -- "$@"; fi
+    if [ "$(id -un)" = "$CLUSTER_USER" ]; then "$@"; else (cd / && runuser -u "$CLUSTER_USER" -- "$@"); fi
 }
 
 # The cluster listens on its socket directory and on loopback TCP (JDBC has no Unix sockets).
