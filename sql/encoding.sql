@@ -34,6 +34,20 @@ FROM unmapped;
 \c contrib_regression
 DROP DATABASE simhash_win1252;
 
+-- MULE_INTERNAL has no conversion to UTF-8: ASCII text is read as it is, other text is refused.
+SELECT simhash('plain ascii text') AS ascii_fp, simhash_shingles('plain ascii text', 'char', 4)::text AS ascii_shingles \gset
+CREATE DATABASE simhash_mule ENCODING 'MULE_INTERNAL' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0;
+\c simhash_mule
+CREATE EXTENSION simhash;
+SELECT simhash('plain ascii text') = :ascii_fp AS same_fp,
+       simhash_shingles('plain ascii text', 'char', 4)::text = :'ascii_shingles' AS same_shingles,
+       simhash('') AS empty;
+\set VERBOSITY default
+SELECT simhash(convert_from('\x63616681e9'::bytea, 'MULE_INTERNAL'));  -- "café", é as MULE's LATIN1
+\set VERBOSITY terse
+\c contrib_regression
+DROP DATABASE simhash_mule;
+
 -- An error message that repeats a long argument is cut on a character boundary, never inside one.
 DO $$
 BEGIN

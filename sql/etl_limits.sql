@@ -19,6 +19,15 @@ SELECT (SELECT count(*) FROM (
 -- Rows beyond the limit are counted, so the refusal can say how much they need.
 SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 3, 'leader', memory_limit => '1MB');
 
+-- The input's buffers grow with the rows read, up to the limit: a limit far above the machine's
+-- memory costs a small input nothing, and 25,000 signatures (buffers doubled twice) pair as they
+-- do spilled.
+SELECT * FROM minhash_pairs($$VALUES (1::bigint, ARRAY[1, 2, 3, 4]), (2, ARRAY[1, 2, 3, 4])$$, 0.5, NULL, NULL, '1TB');
+SELECT count(*) FROM simhash_pairs($$VALUES (1::bigint, 1::bigint), (2, 3)$$, 3, memory_limit => '1TB');
+SELECT (SELECT count(*) FROM minhash_pairs('SELECT g::bigint, ARRAY[g % 12000, 1, 2, 3] FROM generate_series(1, 25000) g', 0.9)) AS in_memory,
+       (SELECT count(*) FROM minhash_pairs('SELECT g::bigint, ARRAY[g % 12000, 1, 2, 3] FROM generate_series(1, 25000) g', 0.9,
+                                           memory_limit => '64kB')) AS spilled;
+
 -- Partitioned runs beyond memory_limit: at radius 15 each permuted table's key has 4 bits, so
 -- at most 16 partitions; 25000 rows need partitions of 1563 rows, and 64kB holds 1365.
 SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM etl_lim', 15, memory_limit => '64kB');

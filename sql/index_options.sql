@@ -7,6 +7,11 @@ INSERT INTO odocs SELECT g, hashtextextended('o' || g, 3), 'x' FROM generate_ser
 CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 1);
 CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 9);
 CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 'four');
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = '4 x');
+-- White space around a count is read as integer options read it.
+CREATE INDEX odocs_spaced ON odocs USING simhash (fp) WITH (tables = ' 4 ');
+SELECT (simhash_index_info('odocs_spaced')).tables;
+DROP INDEX odocs_spaced;
 CREATE INDEX ON odocs USING simhash (fp) WITH (pending_limit = 10);
 CREATE INDEX ON odocs USING simhash (fp) WITH (blocks = 4);
 -- Unsupported shapes.

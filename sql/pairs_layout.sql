@@ -84,6 +84,9 @@ SELECT * FROM simhash_pair_groups('SELECT id_a, id_b FROM simhash_pairs(''SELECT
 -- Its input is pairs of ids: a pair without its second id is an error, and the message names the pair columns.
 SELECT * FROM simhash_pair_groups('SELECT 5::bigint, NULL::bigint');
 SELECT * FROM simhash_pair_groups('SELECT 5::bigint, 3::numeric');
+-- Both columns are ids: each may be smallint, integer or bigint.
+SELECT * FROM simhash_pair_groups('SELECT 5::integer, 3::integer UNION ALL SELECT 3, 9::smallint UNION ALL SELECT 20::smallint, -2147483648') ORDER BY id;
+SELECT * FROM simhash_pair_groups('SELECT 7::smallint, 8::smallint') ORDER BY id;
 -- Columns of a domain over the expected type are read as that type.
 CREATE DOMAIN layout_fingerprint AS bigint;
 CREATE DOMAIN layout_id AS integer;

@@ -265,7 +265,21 @@ struct CursorReader {
     // A NULL in the second column: null, the row takes no part (a row without a fingerprint or
     // signature); else the error to raise (a pair without its second id).
     const char *null_value_error;
+    // The second column is an id too (the pairs of simhash_pair_groups): int2, int4 or int8 like
+    // the first, handed on as an int8.
+    bool second_is_id = false;
+    Oid second_id_type = InvalidOid;
 };
+
+bool is_id_type(Oid type) { return type == INT8OID || type == INT4OID || type == INT2OID; }
+
+int64 id_value(Oid type, Datum value) {
+    switch (type) {
+        case INT2OID: return DatumGetInt16(value);
+        case INT4OID: return DatumGetInt32(value);
+        default: return DatumGetInt64(value);
+    }
+}
 
 // Opens the query as a cursor and checks its two columns' types. Not read-only: the functions are
 // VOLATILE, and a data-modifying query (DELETE ... RETURNING) runs as in a volatile PL/pgSQL
@@ -286,9 +300,10 @@ void open_input(CursorReader *reader, const char *query, Oid second_type) {
     // A domain's values are its base type's: a domain over bigint is a bigint here.
     const Oid id_type = desc->natts >= 1 ? TupleDescAttr(desc, 0)->atttypid : InvalidOid;
     const Oid value_type = desc->natts >= 2 ? TupleDescAttr(desc, 1)->atttypid : InvalidOid;
-    reader->id_type = getBaseType(id_type);
-    if (desc->natts != 2 || (reader->id_type != INT8OID && reader->id_type != INT4OID && reader->id_type != INT2OID) ||
-        getBaseType(value_type) != second_type)
+    reader->id_type = OidIsValid(id_type) ? getBaseType(id_type) : InvalidOid;
+    reader->second_id_type = OidIsValid(value_type) ? getBaseType(value_type) : InvalidOid;
+    const bool second_ok = reader->second_is_id ? is_id_type(reader->second_id_type) : reader->second_id_type == second_type;
+    if (desc->natts != 2 || !is_id_type(reader->id_type) || !second_ok)
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                         errmsg("%s: the query must return two columns %s", reader->function_name, reader->expected),
                         desc->natts != 2
@@ -303,11 +318,7 @@ int64 row_id(CursorReader *reader, HeapTuple tuple, TupleDesc desc) {
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                         errmsg("%s: the query returned a NULL id", reader->function_name),
                         errhint("Filter NULL ids out, e.g. WHERE id IS NOT NULL.")));
-    switch (reader->id_type) {
-        case INT2OID: return DatumGetInt16(id);
-        case INT4OID: return DatumGetInt32(id);
-        default: return DatumGetInt64(id);
-    }
+    return id_value(reader->id_type, id);
 }
 
 // Runs the query and calls on_row(context, id, value) for each row whose second column is not NULL.
@@ -326,7 +337,8 @@ void read_input(CursorReader *reader, const char *query, Oid second_type,
                 ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                                 errmsg("%s: %s", reader->function_name, reader->null_value_error)));
             if (isnull) continue;  // rows without a fingerprint or signature take no part
-            on_row(context, row_id(reader, tuple, desc), value);
+            on_row(context, row_id(reader, tuple, desc),
+                   reader->second_is_id ? Int64GetDatum(id_value(reader->second_id_type, value)) : value);
         }
         SPI_freetuptable(SPI_tuptable);
     }
@@ -489,7 +501,7 @@ void read_fingerprints(RunState *state, const char *query, size_t capacity, bool
     input->counted_only = false;
     FingerprintReader reader{state, input, CurrentMemoryContext, 0, allow_spill};
     CursorReader cursor{function_name, pairs ? "(id_a bigint, id_b bigint)" : "(id bigint, fingerprint bigint)",
-                        nullptr, InvalidOid, pairs ? "the query returned a NULL id_b" : nullptr};
+                        nullptr, InvalidOid, pairs ? "the query returned a NULL id_b" : nullptr, pairs};
     read_input(&cursor, query, INT8OID, add_fingerprint_row, &reader);
     if (!input->rows)  // an empty input still gets a valid pointer
         input->rows = static_cast<simhash::IdFingerprint *>(MemoryContextAlloc(reader.outer, sizeof(simhash::IdFingerprint)));
@@ -764,15 +776,20 @@ struct SignatureInput {
     int64 *ids;    // capacity entries
     uint32 *signatures;
     size_t n, capacity;
+    size_t allocated;  // rows the buffers have room for: they grow to `capacity` as rows arrive
     int slots;
     BufFile *spill;  // records (id, slots values) once more than capacity rows arrived
     SpilledIds spilled_ids;
 };
 
-void allocate_signature_buffers(SignatureInput *input) {
-    input->ids = static_cast<int64 *>(MemoryContextAllocHuge(input->outer, sizeof(int64) * input->capacity));
-    input->signatures = static_cast<uint32 *>(
-        MemoryContextAllocHuge(input->outer, sizeof(uint32) * input->slots * input->capacity));
+// Room for `rows` rows in the buffers, their contents kept.
+void grow_signature_buffers(SignatureInput *input, size_t rows) {
+    const size_t id_bytes = sizeof(int64) * rows, signature_bytes = sizeof(uint32) * input->slots * rows;
+    input->ids = static_cast<int64 *>(input->ids ? repalloc_huge(input->ids, id_bytes)
+                                                 : MemoryContextAllocHuge(input->outer, id_bytes));
+    input->signatures = static_cast<uint32 *>(input->signatures ? repalloc_huge(input->signatures, signature_bytes)
+                                                                : MemoryContextAllocHuge(input->outer, signature_bytes));
+    input->allocated = rows;
 }
 
 void write_signature_record(BufFile *file, int64 id, const uint32 *signature, int slots) {
@@ -790,10 +807,9 @@ void add_signature_row(void *context, int64 id, Datum value) {
                         errmsg("minhash_pairs: the signature of id %lld is not a MinHash signature",
                                static_cast<long long>(id)),
                         errdetail("A signature is a one-dimensional integer[] without NULLs, as made by minhash().")));
-    if (input->slots == 0) {
+    if (input->slots == 0) {  // the buffers grow with the input, up to what the memory limit allows
         input->slots = length;
         input->capacity = std::max<size_t>(input->limit / simhash::minhash_bytes_per_row(length), 1);
-        allocate_signature_buffers(input);
     }
     if (length != input->slots)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -811,6 +827,9 @@ void add_signature_row(void *context, int64 id, Datum value) {
         write_signature_record(input->spill, id, reinterpret_cast<const uint32 *>(ARR_DATA_PTR(signature)), length);
         log_spilled_id(&input->spilled_ids, input->outer, id);
     } else {
+        if (input->n == input->allocated)
+            grow_signature_buffers(input, std::min<size_t>(input->allocated ? input->allocated * 2 : kFetchRows,
+                                                           input->capacity));
         input->ids[input->n] = id;
         memcpy(input->signatures + input->n * input->slots, ARR_DATA_PTR(signature), sizeof(uint32) * length);
     }
@@ -1007,15 +1026,17 @@ SIMHASH_FUNCTION(minhash_pairs) {
     RunState state;
     init_run_state(&state, fcinfo, "minhash_pairs");
 
-    SignatureInput input{CurrentMemoryContext, limit, nullptr, nullptr, 0, 0, 0, nullptr, SpilledIds{nullptr, 0, 0}};
+    SignatureInput input{CurrentMemoryContext, limit, nullptr, nullptr, 0, 0, 0, 0, nullptr, SpilledIds{nullptr, 0, 0}};
     CursorReader reader{"minhash_pairs", "(id bigint, signature integer[])", nullptr, InvalidOid, nullptr};
     read_input(&reader, query, INT4ARRAYOID, add_signature_row, &input);
     if (input.spill) {
         // The signature buffers are refilled partition by partition: free them while checking.
         pfree(input.ids);
         pfree(input.signatures);
+        input.ids = nullptr;
+        input.signatures = nullptr;
         check_spilled_ids("minhash_pairs", &input.spilled_ids, limit / 2);
-        allocate_signature_buffers(&input);
+        grow_signature_buffers(&input, input.capacity);
     } else {
         check_ids_in_memory("minhash_pairs", input.ids, input.n);
     }

@@ -49,10 +49,19 @@ Utf8Bytes utf8_bytes(const char *data, int len) {
     const int encoding = GetDatabaseEncoding();
     if (encoding == PG_UTF8 || encoding == PG_SQL_ASCII || len == 0) return {data, static_cast<size_t>(len)};
     const Oid proc = FindDefaultConversionProc(encoding, PG_UTF8);
-    if (!OidIsValid(proc))
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_FUNCTION),
-                        errmsg("default conversion function for encoding \"%s\" to \"%s\" does not exist",
-                               pg_encoding_to_char(encoding), pg_encoding_to_char(PG_UTF8))));
+    if (!OidIsValid(proc)) {
+        // MULE_INTERNAL: PostgreSQL converts it to a few encodings, not to UTF-8. Its ASCII is
+        // ASCII; any other character would have to be guessed.
+        bool ascii = true;
+        for (int i = 0; i < len && ascii; ++i) ascii = !IS_HIGHBIT_SET(data[i]);
+        if (ascii) return {data, static_cast<size_t>(len)};
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("text in database encoding %s cannot be read as Unicode", pg_encoding_to_char(encoding)),
+                        errdetail("PostgreSQL has no conversion from %s to UTF8; in this database only ASCII text "
+                                  "can be fingerprinted or shingled.",
+                                  pg_encoding_to_char(encoding)),
+                        errhint("Keep the documents in a database whose encoding is UTF8.")));
+    }
     constexpr int kPieceBytes = 1 << 20;
     static constexpr unsigned char kReplacement[] = {0xEF, 0xBF, 0xBD};  // U+FFFD
     Size capacity = static_cast<Size>(len) + static_cast<Size>(len) / 4 + 16;

@@ -1,4 +1,5 @@
 // The access method handler, reloptions, and the page/metapage/geometry helpers.
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -51,7 +52,8 @@ int parse_tables(const char *value) {
     if (value == nullptr || pg_strcasecmp(value, "auto") == 0) return SIMHASH_AUTO_TABLES;
     char *end = nullptr;
     errno = 0;
-    const long count = strtol(value, &end, 10);
+    const long count = strtol(value, &end, 10);  // skips leading white space; so do integer options
+    while (end != nullptr && *end != '\0' && isspace(static_cast<unsigned char>(*end))) ++end;  // and trailing
     if (errno != 0 || end == value || *end != '\0' || count < SIMHASH_MIN_TABLES || count > SIMHASH_MAX_TABLES) return -1;
     return static_cast<int>(count);
 }

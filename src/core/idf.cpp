@@ -159,7 +159,10 @@ IdfDictionary::IdfDictionary(const unsigned char *data, size_t len, bool check_o
     if (documents_ < 1) invalid("no documents");
     // Counts are reported as bigint.
     if (documents_ > static_cast<uint64_t>(INT64_MAX)) invalid("its document count is out of range");
-    if (min_df_ < 1) invalid("its minimum document frequency is 0");
+    // simhash_idf() takes min_df as an integer and writes zeros after the error bound.
+    if (min_df_ < 1 || min_df_ > static_cast<uint32_t>(INT32_MAX))
+        invalid("its minimum document frequency is out of range");
+    if (load<uint32_t>(data + 20) != 0) invalid("its reserved header bytes are not zero");
     if (dirbits_ > kMaxDirectoryBits || entries > len / (sizeof(uint64_t) + sizeof(uint32_t)) ||
         serialized_size(static_cast<size_t>(entries), dirbits_) != len)
         invalid("its length does not match its header");

@@ -174,6 +174,20 @@ TEST(IdfDictionary, RefusesOutOfRangeCounts) {
     const uint32_t zero_min_df = 0;
     std::memcpy(bytes.data() + 12, &zero_min_df, sizeof(zero_min_df));
     EXPECT_THROW(IdfDictionary(bytes.data(), bytes.size(), false), simhash::InvalidArgument);
+    // min_df is an integer argument of simhash_idf() (shown as integer), and may exceed the
+    // document count (no shingle reached it); the bytes after the error bound are zero.
+    bytes = dictionary_of(frequencies, 1);
+    const uint32_t min_df_beyond_int = uint32_t{1} << 31, min_df_beyond_documents = 1000;
+    std::memcpy(bytes.data() + 12, &min_df_beyond_int, sizeof(min_df_beyond_int));
+    EXPECT_THROW(IdfDictionary(bytes.data(), bytes.size(), false), simhash::InvalidArgument);
+    std::memcpy(bytes.data() + 12, &min_df_beyond_documents, sizeof(min_df_beyond_documents));
+    EXPECT_THROW(IdfDictionary(bytes.data(), bytes.size(), true), simhash::InvalidArgument);  // its entries' dfs are below it
+    const std::vector<unsigned char> empty = dictionary_of(frequencies, 1000);
+    EXPECT_NO_THROW(IdfDictionary(empty.data(), empty.size(), true));
+    EXPECT_EQ(IdfDictionary(empty.data(), empty.size(), true).min_df(), 1000u);
+    bytes = dictionary_of(frequencies, 1);
+    bytes[21] = 1;
+    EXPECT_THROW(IdfDictionary(bytes.data(), bytes.size(), false), simhash::InvalidArgument);
 }
 
 // A dictionary from elsewhere may be valid with a directory of one bucket (every hash in it): a
