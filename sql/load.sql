@@ -98,6 +98,39 @@ ROLLBACK TO SAVEPOINT inner_locks;
 SELECT array_agg(objid::int ORDER BY objid) = simhash_neighbourhood_keys(0, 3) AS outer_keys_kept
 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
 COMMIT;
+-- Keys are held by the transaction, not by a cursor that took them: a later FETCH of that cursor
+-- that fails (and takes the cursor's own locks with it) leaves them held, for a call and for a
+-- row the trigger checked inside the cursor.
+CREATE TABLE load_cursor_rows (fp bigint);
+CREATE TRIGGER dedup BEFORE INSERT ON load_cursor_rows FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+BEGIN;
+DECLARE lock_cursor CURSOR FOR
+    SELECT CASE WHEN i = 1 THEN simhash_lock_neighbourhood(4242, 3, 'load_cursor_rows')::text ELSE (1 / (i - 2))::text END
+    FROM generate_series(1, 2) i;
+FETCH 1 FROM lock_cursor;
+SAVEPOINT failing_fetch;
+FETCH 1 FROM lock_cursor;
+ROLLBACK TO SAVEPOINT failing_fetch;
+RELEASE SAVEPOINT failing_fetch;
+SELECT count(*) AS held_after_failed_fetch FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+INSERT INTO load_cursor_rows VALUES (4242);
+SELECT count(*) AS held_after_insert FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+ROLLBACK;
+CREATE FUNCTION load_insert_fp(bigint) RETURNS text LANGUAGE sql AS
+    $$ INSERT INTO load_cursor_rows VALUES ($1) RETURNING 'inserted' $$;
+BEGIN;
+DECLARE insert_cursor CURSOR FOR
+    SELECT CASE WHEN i = 1 THEN load_insert_fp(4242) ELSE (1 / (i - 2))::text END FROM generate_series(1, 2) i;
+FETCH 1 FROM insert_cursor;
+SAVEPOINT failing_fetch;
+FETCH 1 FROM insert_cursor;
+ROLLBACK TO SAVEPOINT failing_fetch;
+RELEASE SAVEPOINT failing_fetch;
+SELECT count(*) AS rows_kept FROM load_cursor_rows WHERE fp = 4242;
+SELECT count(*) AS keys_held_for_them FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+ROLLBACK;
+DROP FUNCTION load_insert_fp(bigint);
+DROP TABLE load_cursor_rows;
 -- The same through the trigger: a row inserted again after its savepoint's rollback holds its keys.
 BEGIN;
 SAVEPOINT before_insert;

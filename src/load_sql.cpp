@@ -64,6 +64,7 @@ extern "C" {
 #include "utils/partcache.h"
 #include "utils/acl.h"
 #include "utils/rel.h"
+#include "utils/resowner.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
@@ -115,7 +116,14 @@ void lock_key(Oid relid, uint32 key) {
     if (held_keys.bits[key / 64] & bit) return;
     LOCKTAG tag;
     SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, key, kLockSpace);
+    // Owned by the (sub)transaction, not by whatever resource owner is current: a trigger or call
+    // running inside a cursor's FETCH would give the lock to the cursor's portal, and a later
+    // FETCH that fails releases the portal's locks while the rows they guard stay inserted (and
+    // this record would still say they are held).
+    ResourceOwner caller_owner = CurrentResourceOwner;
+    CurrentResourceOwner = CurTransactionResourceOwner;
     (void)LockAcquire(&tag, ExclusiveLock, false, false);
+    CurrentResourceOwner = caller_owner;
     held_keys.bits[key / 64] |= bit;  // only once the lock is held: a cancelled wait leaves no bit
 }
 
