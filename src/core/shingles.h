@@ -53,6 +53,11 @@ public:
     using std::invalid_argument::invalid_argument;
 };
 
+// An option value as an error message quotes it: whole up to 64 bytes, else its first bytes up to
+// the last ASCII byte among them (a character boundary in every PostgreSQL server encoding) and
+// the length, so that a mistaken argument of a gigabyte does not make a message of a gigabyte.
+std::string quoted_option(const char *value, size_t len);
+
 // Parses "word" / "char"; throws InvalidArgument otherwise.
 ShingleUnit parse_shingle_unit(const char *name, size_t len);
 void validate(const ShingleOptions &options);

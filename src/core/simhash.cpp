@@ -99,8 +99,8 @@ ShingleWeighting parse_shingle_weighting(const char *name, size_t len) {
     if (len == 5 && std::memcmp(name, "count", 5) == 0) return ShingleWeighting::kCount;
     if (len == 3 && std::memcmp(name, "set", 3) == 0) return ShingleWeighting::kSet;
     if (len == 3 && std::memcmp(name, "log", 3) == 0) return ShingleWeighting::kLog;
-    throw InvalidArgument("shingle weighting \"" + std::string(name, len) +
-                          "\" is not recognized: use 'set' (each distinct shingle votes once), "
+    throw InvalidArgument("shingle weighting " + quoted_option(name, len) +
+                          " is not recognized: use 'set' (each distinct shingle votes once), "
                           "'log' (1 + ln of its count) or 'count' (every occurrence votes)");
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -259,6 +260,21 @@ TEST(Tokenizer, SizeOneAndSizeSixtyFour) {
 
 TEST(Tokenizer, DuplicatesAreKeptInOrder) {
     EXPECT_EQ(words("a b a b a", 2), (V{"a b", "b a", "a b", "b a"}));
+}
+
+// A mistaken option value of any length makes a short message, cut on a character boundary.
+TEST(Tokenizer, QuotedOptionIsBounded) {
+    EXPECT_EQ(simhash::quoted_option("wordy", 5), "\"wordy\"");
+    const std::string ascii(1000000, 'w');
+    EXPECT_EQ(simhash::quoted_option(ascii.data(), ascii.size()), "\"" + std::string(64, 'w') + "...\" (1000000 bytes)");
+    std::string mixed = std::string(62, 'a') + "\xE3\x83\xAF" + std::string(100, 'b');  // ワ across byte 64
+    EXPECT_EQ(simhash::quoted_option(mixed.data(), mixed.size()), "\"" + std::string(62, 'a') + "...\" (165 bytes)");
+    try {
+        simhash::parse_shingle_unit(ascii.data(), ascii.size());
+        FAIL() << "no exception";
+    } catch (const simhash::InvalidArgument &e) {
+        EXPECT_LT(std::strlen(e.what()), 300u);
+    }
 }
 
 TEST(Tokenizer, InvalidOptionsThrow) {
