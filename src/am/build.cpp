@@ -501,6 +501,10 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
                 rotation = from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull)));
                 ref.pos = static_cast<uint32>(DatumGetInt64(slot_getattr(s->slot, 2, &isnull)));
             } else {
+                // The refs come in block order, their entries in table-0 order: each fingerprint is
+                // a cache miss at random in table 0 (140 MB at 10M rows), asked for this far ahead.
+                constexpr Size kAhead = 16;
+                if (i + kAhead < n) __builtin_prefetch(&sorted[static_cast<uint32>(refs_sorted[i + kAhead])].fp);
                 ref.pos = static_cast<uint32>(refs_sorted[i]);
                 rotation = simhash_rotation(sorted[ref.pos].fp, &g, t);
             }
