@@ -23,6 +23,8 @@ SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 3, 'leader', m
 -- memory costs a small input nothing, and 25,000 signatures (buffers doubled twice) pair as they
 -- do spilled.
 SELECT * FROM minhash_pairs($$VALUES (1::bigint, ARRAY[1, 2, 3, 4]), (2, ARRAY[1, 2, 3, 4])$$, 0.5, NULL, NULL, '1TB');
+SELECT count(*) FROM minhash_pairs($$VALUES (1::bigint, array_fill(1, ARRAY[1000000])), (2, array_fill(1, ARRAY[1000000]))$$,
+                                   0.5, 1, 1, '1TB') AS wide_signatures;
 SELECT count(*) FROM simhash_pairs($$VALUES (1::bigint, 1::bigint), (2, 3)$$, 3, memory_limit => '1TB');
 SELECT (SELECT count(*) FROM minhash_pairs('SELECT g::bigint, ARRAY[g % 12000, 1, 2, 3] FROM generate_series(1, 25000) g', 0.9)) AS in_memory,
        (SELECT count(*) FROM minhash_pairs('SELECT g::bigint, ARRAY[g % 12000, 1, 2, 3] FROM generate_series(1, 25000) g', 0.9,

@@ -782,6 +782,8 @@ struct SignatureInput {
     SpilledIds spilled_ids;
 };
 
+constexpr size_t kFirstSignatureBytes = 1 << 20;
+
 // Room for `rows` rows in the buffers, their contents kept.
 void grow_signature_buffers(SignatureInput *input, size_t rows) {
     const size_t id_bytes = sizeof(int64) * rows, signature_bytes = sizeof(uint32) * input->slots * rows;
@@ -827,9 +829,13 @@ void add_signature_row(void *context, int64 id, Datum value) {
         write_signature_record(input->spill, id, reinterpret_cast<const uint32 *>(ARR_DATA_PTR(signature)), length);
         log_spilled_id(&input->spilled_ids, input->outer, id);
     } else {
-        if (input->n == input->allocated)
-            grow_signature_buffers(input, std::min<size_t>(input->allocated ? input->allocated * 2 : kFetchRows,
+        if (input->n == input->allocated) {
+            // The first step is about a megabyte whatever the signatures' width, then doubling.
+            const size_t row_bytes = sizeof(int64) + sizeof(uint32) * static_cast<size_t>(input->slots);
+            const size_t first = std::max<size_t>(kFirstSignatureBytes / row_bytes, 1);
+            grow_signature_buffers(input, std::min<size_t>(input->allocated ? input->allocated * 2 : first,
                                                            input->capacity));
+        }
         input->ids[input->n] = id;
         memcpy(input->signatures + input->n * input->slots, ARR_DATA_PTR(signature), sizeof(uint32) * length);
     }

@@ -159,7 +159,8 @@ IdfDictionary::IdfDictionary(const unsigned char *data, size_t len, bool check_o
     if (documents_ < 1) invalid("no documents");
     // Counts are reported as bigint.
     if (documents_ > static_cast<uint64_t>(INT64_MAX)) invalid("its document count is out of range");
-    // simhash_idf() takes min_df as an integer and writes zeros after the error bound.
+    // The writer's min_df is a small constant (shown by shingle_idf_info as an integer), and it
+    // writes zeros after the error bound.
     if (min_df_ < 1 || min_df_ > static_cast<uint32_t>(INT32_MAX))
         invalid("its minimum document frequency is out of range");
     if (load<uint32_t>(data + 20) != 0) invalid("its reserved header bytes are not zero");

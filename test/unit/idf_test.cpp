@@ -174,8 +174,8 @@ TEST(IdfDictionary, RefusesOutOfRangeCounts) {
     const uint32_t zero_min_df = 0;
     std::memcpy(bytes.data() + 12, &zero_min_df, sizeof(zero_min_df));
     EXPECT_THROW(IdfDictionary(bytes.data(), bytes.size(), false), simhash::InvalidArgument);
-    // min_df is an integer argument of simhash_idf() (shown as integer), and may exceed the
-    // document count (no shingle reached it); the bytes after the error bound are zero.
+    // min_df is shown as an integer and may exceed the document count (no shingle reached it);
+    // the bytes after the error bound are zero.
     bytes = dictionary_of(frequencies, 1);
     const uint32_t min_df_beyond_int = uint32_t{1} << 31, min_df_beyond_documents = 1000;
     std::memcpy(bytes.data() + 12, &min_df_beyond_int, sizeof(min_df_beyond_int));
