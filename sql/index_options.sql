@@ -12,6 +12,10 @@ CREATE INDEX ON odocs USING simhash (fp) WITH (tables = '4 x');
 CREATE INDEX odocs_spaced ON odocs USING simhash (fp) WITH (tables = ' 4 ');
 SELECT (simhash_index_info('odocs_spaced')).tables;
 DROP INDEX odocs_spaced;
+CREATE INDEX odocs_spaced ON odocs USING simhash (fp) WITH (tables = ' Auto ');
+SELECT reloptions FROM pg_class WHERE relname = 'odocs_spaced';
+DROP INDEX odocs_spaced;
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 'auto4');
 CREATE INDEX ON odocs USING simhash (fp) WITH (pending_limit = 10);
 CREATE INDEX ON odocs USING simhash (fp) WITH (blocks = 4);
 -- Unsupported shapes.

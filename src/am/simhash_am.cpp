@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include <new>
 
@@ -47,14 +48,19 @@ relopt_parse_elt parse_option(const char *name, relopt_type type, int offset) {
     return option;
 }
 
-// The tables option: "auto", or a count of tables; 0 for "auto", -1 for anything else.
+// The tables option: "auto", or a count of tables; 0 for "auto", -1 for anything else. White space
+// around either is ignored, as integer options ignore it.
 int parse_tables(const char *value) {
-    if (value == nullptr || pg_strcasecmp(value, "auto") == 0) return SIMHASH_AUTO_TABLES;
+    if (value == nullptr) return SIMHASH_AUTO_TABLES;
+    while (isspace(static_cast<unsigned char>(*value))) ++value;
+    size_t len = strlen(value);
+    while (len > 0 && isspace(static_cast<unsigned char>(value[len - 1]))) --len;
+    if (len == 4 && pg_strncasecmp(value, "auto", 4) == 0) return SIMHASH_AUTO_TABLES;
     char *end = nullptr;
     errno = 0;
-    const long count = strtol(value, &end, 10);  // skips leading white space; so do integer options
-    while (end != nullptr && *end != '\0' && isspace(static_cast<unsigned char>(*end))) ++end;  // and trailing
-    if (errno != 0 || end == value || *end != '\0' || count < SIMHASH_MIN_TABLES || count > SIMHASH_MAX_TABLES) return -1;
+    const long count = strtol(value, &end, 10);
+    if (errno != 0 || end == value || end != value + len || count < SIMHASH_MIN_TABLES || count > SIMHASH_MAX_TABLES)
+        return -1;
     return static_cast<int>(count);
 }
 
