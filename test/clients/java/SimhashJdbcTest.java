@@ -41,6 +41,8 @@ public class SimhashJdbcTest {
         FORMS.put("hamming <= r", new Form("SELECT id FROM docs WHERE hamming(fp, $1) <= $2 ORDER BY id", (d, r) -> BigDecimal.valueOf(d).compareTo(r) <= 0));
         FORMS.put("hamming < r", new Form("SELECT id FROM docs WHERE hamming(fp, $1) < $2 ORDER BY id", (d, r) -> BigDecimal.valueOf(d).compareTo(r) < 0));
         FORMS.put("r >= hamming", new Form("SELECT id FROM docs WHERE $2 >= hamming(fp, $1) ORDER BY id", (d, r) -> BigDecimal.valueOf(d).compareTo(r) <= 0));
+        FORMS.put("r > hamming", new Form("SELECT id FROM docs WHERE $2 > hamming(fp, $1) ORDER BY id", (d, r) -> BigDecimal.valueOf(d).compareTo(r) < 0));
+        FORMS.put("hamming(q, fp) <= r", new Form("SELECT id FROM docs WHERE hamming($1, fp) <= $2 ORDER BY id", (d, r) -> BigDecimal.valueOf(d).compareTo(r) <= 0));
         FORMS.put("hamming_within", new Form("SELECT id FROM docs WHERE hamming_within(fp, $1, $2) ORDER BY id", (d, r) -> BigDecimal.valueOf(d).compareTo(r) <= 0));
     }
 
@@ -224,7 +226,7 @@ public class SimhashJdbcTest {
     }
 
     static void bigDecimalRadiusIsExactWithoutTheIndex() throws SQLException {
-        for (String form : new String[] {"hamming <= r", "hamming < r", "r >= hamming"})
+        for (String form : new String[] {"hamming <= r", "hamming < r", "r >= hamming", "r > hamming", "hamming(q, fp) <= r"})
             for (String r : new String[] {"3", "3.5"})
                 checkQuery(form, setLong(BIG), setBigDecimal(r), false);
         checkEqual(sqlstate(FORMS.get("hamming_within").sql(), setLong(BIG), setBigDecimal("3")), "42883", "hamming_within with setBigDecimal");

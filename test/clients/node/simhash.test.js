@@ -22,6 +22,8 @@ const FORMS = {
   'hamming <= r': ['SELECT id FROM docs WHERE hamming(fp, $1) <= $2 ORDER BY id', (d, r) => d <= r],
   'hamming < r': ['SELECT id FROM docs WHERE hamming(fp, $1) < $2 ORDER BY id', (d, r) => d < r],
   'r >= hamming': ['SELECT id FROM docs WHERE $2 >= hamming(fp, $1) ORDER BY id', (d, r) => d <= r],
+  'r > hamming': ['SELECT id FROM docs WHERE $2 > hamming(fp, $1) ORDER BY id', (d, r) => d < r],
+  'hamming(q, fp) <= r': ['SELECT id FROM docs WHERE hamming($1, fp) <= $2 ORDER BY id', (d, r) => d <= r],
   'hamming_within': ['SELECT id FROM docs WHERE hamming_within(fp, $1, $2) ORDER BY id', (d, r) => d <= r]
 }
 const TEXT_A =

@@ -25,11 +25,13 @@ FORMS = {
     'hamming <= r': ('SELECT id FROM docs WHERE hamming(fp, $1) <= $2 ORDER BY id', lambda d, r: d <= r),
     'hamming < r': ('SELECT id FROM docs WHERE hamming(fp, $1) < $2 ORDER BY id', lambda d, r: d < r),
     'r >= hamming': ('SELECT id FROM docs WHERE $2 >= hamming(fp, $1) ORDER BY id', lambda d, r: d <= r),
+    'r > hamming': ('SELECT id FROM docs WHERE $2 > hamming(fp, $1) ORDER BY id', lambda d, r: d < r),
+    'hamming(q, fp) <= r': ('SELECT id FROM docs WHERE hamming($1, fp) <= $2 ORDER BY id', lambda d, r: d <= r),
     'hamming_within': ('SELECT id FROM docs WHERE hamming_within(fp, $1, $2) ORDER BY id',
                        lambda d, r: d <= r),
 }
 # The forms that compare a hamming_distance with the radius (hamming_within takes an integer).
-COMPARISONS = ('hamming <= r', 'hamming < r', 'r >= hamming')
+COMPARISONS = ('hamming <= r', 'hamming < r', 'r >= hamming', 'r > hamming', 'hamming(q, fp) <= r')
 
 TEXT_A = ('PostgreSQL is a powerful, open source object-relational database system with over 35 '
           'years of active development that has earned it a strong reputation for reliability, '
