@@ -270,11 +270,8 @@ size_t convert_shingle_array(ArrayType *utf8, int count, char *out) {
     for (int i = 0; i < count; ++i) {
         if (i % kElementsBetweenInterruptChecks == 0) CHECK_FOR_INTERRUPTS();
         const size_t len = VARSIZE(element) - VARHDRSZ;
-        // ASCII is ASCII in every server encoding (MULE_INTERNAL has no conversion from UTF-8 at all).
-        bool ascii = true;
-        for (size_t b = 0; b < len && ascii; ++b) ascii = !IS_HIGHBIT_SET(VARDATA(element)[b]);
         const char *converted = VARDATA(element);
-        if (!ascii) {
+        if (!is_ascii(VARDATA(element), len)) {
             context.previous = error_context_stack;
             error_context_stack = &context;
             converted = pg_any_to_server(VARDATA(element), static_cast<int>(len), PG_UTF8);

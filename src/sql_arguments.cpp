@@ -39,6 +39,12 @@ int32 minhash_slots_argument(int32 slots) {
     return slots;
 }
 
+bool is_ascii(const char *data, size_t len) {
+    for (size_t i = 0; i < len; ++i)
+        if (IS_HIGHBIT_SET(data[i])) return false;
+    return true;
+}
+
 // A character the database accepts can lack a Unicode mapping (WIN1252's 0x81, unassigned EUC
 // codes): it reads as U+FFFD, as an invalid UTF-8 sequence does, instead of failing the call. The
 // text is cut once into pieces that end on character boundaries; each piece is converted by the
@@ -52,9 +58,7 @@ Utf8Bytes utf8_bytes(const char *data, int len) {
     if (!OidIsValid(proc)) {
         // MULE_INTERNAL: PostgreSQL converts it to a few encodings, not to UTF-8. Its ASCII is
         // ASCII; any other character would have to be guessed.
-        bool ascii = true;
-        for (int i = 0; i < len && ascii; ++i) ascii = !IS_HIGHBIT_SET(data[i]);
-        if (ascii) return {data, static_cast<size_t>(len)};
+        if (is_ascii(data, static_cast<size_t>(len))) return {data, static_cast<size_t>(len)};
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("text in database encoding %s cannot be read as Unicode", pg_encoding_to_char(encoding)),
                         errdetail("PostgreSQL has no conversion from %s to UTF8; in this database only ASCII text "

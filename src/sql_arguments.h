@@ -21,6 +21,10 @@ double threshold_argument(FunctionCallInfo fcinfo, int arg);
 // A MinHash slot count: 1..kMaxMinhashSlots, the signatures minhash() makes.
 int32 minhash_slots_argument(int32 slots);
 
+// Whether the bytes are all ASCII: the same characters in every server encoding, so they need no
+// conversion (MULE_INTERNAL has none to or from UTF-8 at all).
+bool is_ascii(const char *data, size_t len);
+
 // The bytes of a string in UTF-8, whatever the database encoding, so that a document gets the
 // same fingerprint in every database. SQL_ASCII declares no encoding: its bytes are read as
 // UTF-8 (invalid sequences act as separators); a character without a Unicode mapping reads as

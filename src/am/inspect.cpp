@@ -10,7 +10,6 @@
 
 extern "C" {
 #include "access/htup_details.h"
-#include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/pg_authid.h"
 #include "funcapi.h"
@@ -30,10 +29,7 @@ Relation open_checked(Oid indexoid, const char *function) {
                         errmsg("permission denied to inspect index %s", get_rel_name(indexoid)),
                         errdetail("%s needs ownership of the table or membership in pg_stat_scan_tables.", function)));
     Relation index = index_open(indexoid, AccessShareLock);
-    if (index->rd_indam->ambuild != simhash_ambuild)
-        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                        errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
-    simhash_check_readable_in_recovery(index);
+    simhash_check_opened_index(index);
     // A CREATE INDEX CONCURRENTLY that failed before the build leaves an index without pages.
     if (RelationGetNumberOfBlocks(index) == 0)
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -106,16 +102,11 @@ SIMHASH_FUNCTION(simhash_index_info) {
 SIMHASH_FUNCTION(simhash_index_runs) {
     Relation index = open_checked(PG_GETARG_OID(0), "simhash_index_runs");
     InitMaterializedSRF(fcinfo, 0);
-    // Runs are immutable and recycled only after every snapshot that saw the metapage, so on a
-    // primary a run header read after the metapage's lock is released is still that run's. A
-    // standby's snapshots hold nothing back on the primary: there the metapage stays share-locked
-    // while the headers are read, as scans keep it (replay of a merge then waits for this call).
-    const bool hold_meta = RecoveryInProgress();
-    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
+    // The run headers are read as scans read runs: on a hot standby under the metapage's lock.
+    SimhashMetaReader meta_reader;
     SimhashMetaData meta;
-    memcpy(&meta, simhash_check_meta(index, BufferGetPage(meta_buffer)), sizeof(SimhashMetaData));
-    if (!hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
+    memcpy(&meta, simhash_meta_lock(index, &meta_reader), sizeof(SimhashMetaData));
+    simhash_meta_copied(&meta_reader);
     simhash_debug_pause();  // tests: the runs change meanwhile
     ReturnSetInfo *rsinfo = reinterpret_cast<ReturnSetInfo *>(fcinfo->resultinfo);
     SimhashRunData *header = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
@@ -136,10 +127,7 @@ SIMHASH_FUNCTION(simhash_index_runs) {
         tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
     }
     pfree(header);
-    if (hold_meta)
-        UnlockReleaseBuffer(meta_buffer);
-    else
-        ReleaseBuffer(meta_buffer);
+    simhash_meta_release(&meta_reader);
     index_close(index, AccessShareLock);
     return static_cast<Datum>(0);
 }

@@ -27,7 +27,6 @@
 extern "C" {
 #include "access/itup.h"
 #include "access/relscan.h"
-#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -546,10 +545,8 @@ void search(Relation index, ProbeQuery *q) {
         if (q->radius[k] < q->radius[primary]) primary = k;
 
     // The lists to read, copied; on a hot standby the metapage stays share-locked (see above).
-    const bool hold_meta = RecoveryInProgress();
-    Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
-    LockBuffer(meta_buffer, BUFFER_LOCK_SHARE);
-    const SimhashMetaData *meta = simhash_check_meta(index, BufferGetPage(meta_buffer));
+    SimhashMetaReader meta_reader;
+    const SimhashMetaData *meta = simhash_meta_lock(index, &meta_reader);
     const BlockNumber pending_head = meta->pending_head, merge_head = meta->merge_head;
     const uint64 npending = meta->npending, nmerge = meta->nmerge;
     const uint32 epoch = meta->pending_epoch;
@@ -557,10 +554,8 @@ void search(Relation index, ProbeQuery *q) {
     const uint64 index_id = meta->index_id;
     SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
     memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
-    if (!hold_meta) {
-        LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
-        simhash_debug_pause();
-    }
+    simhash_meta_copied(&meta_reader);
+    if (!meta_reader.held) simhash_debug_pause();
 
     simhash_copy_cache_scan_begins();
     q->primary = primary;
@@ -618,8 +613,7 @@ void search(Relation index, ProbeQuery *q) {
     for (int c = 0; c < ncopies; ++c) search_copy(q, copies[c]);
     pfree(copies);
     pfree(runs);
-    if (hold_meta) LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
-    ReleaseBuffer(meta_buffer);
+    simhash_meta_release(&meta_reader);
 }
 
 // Adds a ball to q; a scan with no condition is the ball of radius 64, NULL fingerprints included.

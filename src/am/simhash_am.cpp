@@ -269,7 +269,10 @@ void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 exp
                         errhint("Please REINDEX it.")));
 }
 
-void simhash_check_readable_in_recovery(Relation index) {
+void simhash_check_opened_index(Relation index) {
+    if (index->rd_indam->ambuild != simhash_ambuild)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
     if (index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED && RecoveryInProgress())
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("cannot access temporary or unlogged relations during recovery"),
@@ -411,6 +414,22 @@ void simhash_read_meta(Relation index, SimhashMetaData *meta) {
     LockBuffer(buffer, BUFFER_LOCK_SHARE);
     memcpy(meta, simhash_check_meta(index, BufferGetPage(buffer)), sizeof(SimhashMetaData));
     UnlockReleaseBuffer(buffer);
+}
+
+const SimhashMetaData *simhash_meta_lock(Relation index, SimhashMetaReader *reader) {
+    reader->held = RecoveryInProgress();
+    reader->buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
+    LockBuffer(reader->buffer, BUFFER_LOCK_SHARE);
+    return simhash_check_meta(index, BufferGetPage(reader->buffer));
+}
+
+void simhash_meta_copied(SimhashMetaReader *reader) {
+    if (!reader->held) LockBuffer(reader->buffer, BUFFER_LOCK_UNLOCK);
+}
+
+void simhash_meta_release(SimhashMetaReader *reader) {
+    if (reader->held) LockBuffer(reader->buffer, BUFFER_LOCK_UNLOCK);
+    ReleaseBuffer(reader->buffer);
 }
 
 uint16 simhash_page_flags(Relation index, BlockNumber blkno) {

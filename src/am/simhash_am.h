@@ -323,12 +323,26 @@ void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 exp
 // Refuses what is not an index that can hold entries: a missing relation (42P01), a partitioned
 // index or another relation (42809). For the SQL functions that take an index argument.
 void simhash_check_index_argument(Oid indexoid);
-// Refuses an unlogged index during recovery, as PostgreSQL refuses to read unlogged tables there:
-// a standby has no main fork for it (reading one fails on the missing file).
-void simhash_check_readable_in_recovery(Relation index);
+// For the SQL functions that open an index argument: refuses a relation of another access method
+// (42809), and an unlogged index during recovery, as PostgreSQL refuses to read unlogged tables
+// there (a standby has no main fork for it: reading one fails on the missing file).
+void simhash_check_opened_index(Relation index);
 SimhashMetaData *simhash_check_meta(Relation index, Page page);
 // Copies the (checked) metapage into *meta under a share lock, released on return.
 void simhash_read_meta(Relation index, SimhashMetaData *meta);
+// For readers that copy the run lists and then read the runs (scans, simhash_index_runs): the
+// metapage share-locked and checked. On a primary the lock goes once the lists are copied
+// (simhash_meta_copied): runs are recycled only after every snapshot that saw the metapage. On a
+// hot standby, whose snapshots hold nothing back on the primary, it stays until
+// simhash_meta_release, holding back the replay of merges (see the top of this file). `held` is
+// decided once, so that a promotion in between does not change how the buffer is released.
+struct SimhashMetaReader {
+    Buffer buffer;
+    bool held;
+};
+const SimhashMetaData *simhash_meta_lock(Relation index, SimhashMetaReader *reader);
+void simhash_meta_copied(SimhashMetaReader *reader);
+void simhash_meta_release(SimhashMetaReader *reader);
 // Whether a run header is well formed (geometry, directory and map page counts in range) and,
 // given its metapage slot, the run the slot describes.
 bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *slot);

@@ -269,10 +269,7 @@ SIMHASH_FUNCTION(simhash_index_check) {
     const LOCKMODE heap_lock = concurrently ? AccessShareLock : ShareLock;
     Relation heap = table_open(heapoid, heap_lock);
     Relation index = index_open(indexoid, AccessShareLock);
-    if (index->rd_indam->ambuild != simhash_ambuild)
-        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                        errmsg("\"%s\" is not a simhash index", RelationGetRelationName(index))));
-    simhash_check_readable_in_recovery(index);
+    simhash_check_opened_index(index);
     if (!index->rd_index->indisvalid)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
