@@ -101,6 +101,22 @@ CREATE FUNCTION shingle_idf_info(idf shingle_idf, OUT documents bigint, OUT shin
 COMMENT ON FUNCTION shingle_idf_info(shingle_idf) IS
     'What an IDF dictionary holds: documents counted, shingles kept (those in at least min_df documents), unit, size, and how far below its true df a count may read (0: exact)';
 
+-- One-bit MinHash fingerprints, compared by hamming() and indexed like SimHash fingerprints.
+CREATE FUNCTION minhash64(doc text, unit text DEFAULT 'word', size integer DEFAULT 1) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash64_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash64(text, text, integer) IS
+    '64-bit one-bit MinHash of a document''s set of shingles (default: words, single ideographs), compared with hamming(): bit i is the low bit of slot i of minhash(doc, 64, 0, unit, size); two documents of Jaccard similarity J differ in 32(1 - J) bits on average; 0 when the text has no tokens';
+
+CREATE FUNCTION minhash64(features text[]) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash64_features' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash64(text[]) IS
+    'One-bit MinHash fingerprint of a set of caller-extracted features (NULL elements are skipped; 0 when none is left)';
+
+CREATE FUNCTION minhash64(doc tsvector) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash64_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash64(tsvector) IS
+    'One-bit MinHash fingerprint of a tsvector''s set of lexemes';
+
 --------------------------------------------------------------------------------------------------
 -- Batch pairs where the rows are (Citus): the permuted-table join as equi-joins on each table's
 -- key, so that rows co-locate by key and each node joins its own.

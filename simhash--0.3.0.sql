@@ -179,6 +179,21 @@ CREATE FUNCTION minhash_merge(a integer[], b integer[]) RETURNS integer[]
 COMMENT ON FUNCTION minhash_merge(integer[], integer[]) IS
     'Signature of the union of two sets: the element-wise unsigned minimum of their signatures';
 
+CREATE FUNCTION minhash64(doc text, unit text DEFAULT 'word', size integer DEFAULT 1) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash64_text' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash64(text, text, integer) IS
+    '64-bit one-bit MinHash of a document''s set of shingles (default: words, single ideographs), compared with hamming(): bit i is the low bit of slot i of minhash(doc, 64, 0, unit, size); two documents of Jaccard similarity J differ in 32(1 - J) bits on average; 0 when the text has no tokens';
+
+CREATE FUNCTION minhash64(features text[]) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash64_features' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash64(text[]) IS
+    'One-bit MinHash fingerprint of a set of caller-extracted features (NULL elements are skipped; 0 when none is left)';
+
+CREATE FUNCTION minhash64(doc tsvector) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'minhash64_tsvector' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION minhash64(tsvector) IS
+    'One-bit MinHash fingerprint of a tsvector''s set of lexemes';
+
 --------------------------------------------------------------------------------------------------
 -- Hamming distance. hamming() returns the domain hamming_distance: it is an integer everywhere,
 -- but its comparison operators belong to this extension, and their planner support rewrites

@@ -1,4 +1,4 @@
-// Core throughput on real text: simhash_text and minhash_text (128 slots), in MB/s on one core;
+// Core throughput on real text: simhash_text, minhash_text (128 slots) and minhash64_text, in MB/s on one core;
 // then the batch functions' repeated-id check next to the join it guards (1M rows).
 // Usage: core_bench FILE... (the files are concatenated into one corpus and hashed as documents
 // of their original sizes). Prints one line per kernel. Not a test: numbers only.
@@ -86,6 +86,13 @@ int main(int argc, char **argv) {
         sink = sink + simhash::minhash_text(d.data(), d.size(), family)[0];
     });
     std::printf("%-36s %8.1f MB/s\n", "minhash 128 slots (word 3-shingles)", mh);
+    // minhash64(text) in SQL: word 1-shingles, 64 slots, one bit each, polled.
+    const simhash::ShingleOptions word1{simhash::ShingleUnit::kWord, 1};
+    double m64 = best_mb_per_s(docs, bytes, rounds, [&](const std::string &d) {
+        simhash::StopPoll poll([](void *) -> bool { return cancel_requested; }, nullptr);
+        sink = sink + simhash::minhash64_text(d.data(), d.size(), word1, &poll);
+    });
+    std::printf("%-36s %8.1f MB/s\n", "minhash64 default (word 1), polled", m64);
 
     // 1M rows of uniform fingerprints, ids 1..N in a shuffled order or spread over the int64 range.
     constexpr size_t kRows = 1000000;

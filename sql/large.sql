@@ -16,14 +16,18 @@ INSERT INTO copies VALUES (30000000);
 CREATE TEMP TABLE feature_sets AS
 SELECT array_agg(g::text) AS features, array_to_tsvector(array_agg(to_hex(g))) AS lexemes
 FROM generate_series(1, 150000) g;
+-- 6.9 MB of numbers, no shingle repeated (a signature skips the slot updates of a repeat).
+CREATE TEMP TABLE distinct_words AS SELECT string_agg(g::text, ' ') AS body FROM generate_series(1, 1000000) g;
 CREATE SEQUENCE returned;
 SET statement_timeout = '100ms';
 -- 540 MB, default options.
 SELECT setval('returned', 1 + 0 * simhash(repeat('lorem ipsum dolor ', n))) FROM copies;
 -- 36 MB of character 64-grams.
 SELECT setval('returned', 1 + 0 * simhash(repeat('lorem ipsum dolor ', n / 15), unit => 'char', size => 64)) FROM copies;
--- 10 MB, 8192 slots.
-SELECT setval('returned', cardinality(minhash(repeat('lorem ipsum dolor ', n / 50), slots => 8192))) FROM copies;
+-- 6.9 MB, 8192 slots.
+SELECT setval('returned', cardinality(minhash(body, slots => 8192))) FROM distinct_words;
+-- 540 MB, one-bit MinHash.
+SELECT setval('returned', 1 + 0 * minhash64(repeat('lorem ipsum dolor ', n))) FROM copies;
 -- 150,000 features or lexemes, 8192 slots.
 SELECT setval('returned', cardinality(minhash(features, slots => 8192))) FROM feature_sets;
 SELECT setval('returned', cardinality(minhash(lexemes, slots => 8192))) FROM feature_sets;

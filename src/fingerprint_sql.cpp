@@ -106,6 +106,19 @@ uint64_t *text_array_hashes(ArrayType *features, bool *nulls_out[], int *n_out) 
     return hashes;
 }
 
+// Feature hashes of the non-NULL elements of a text[], in order (palloc'd; *n set to their number):
+// the set MinHash hashes.
+uint64_t *non_null_feature_hashes(ArrayType *features, int *n_out) {
+    bool *nulls;
+    int n;
+    uint64_t *hashes = text_array_hashes(features, &nulls, &n);
+    int kept = 0;
+    for (int i = 0; i < n; ++i)
+        if (!nulls[i]) hashes[kept++] = hashes[i];
+    *n_out = kept;
+    return hashes;
+}
+
 // Feature hashes and weights (number of positions, at least 1) of a tsvector's lexemes.
 uint64_t *tsvector_hashes(TSVector vector, double *weights) {
     WordEntry *entries = ARRPTR(vector);
@@ -467,14 +480,10 @@ SIMHASH_FUNCTION(minhash_text) {
 }
 
 SIMHASH_FUNCTION(minhash_features) {
-    bool *nulls;
-    int n;
-    uint64_t *hashes = text_array_hashes(PG_GETARG_ARRAYTYPE_P(0), &nulls, &n);
+    int kept;
+    uint64_t *hashes = non_null_feature_hashes(PG_GETARG_ARRAYTYPE_P(0), &kept);
     const int32 slots = minhash_slots_argument(PG_GETARG_INT32(1));
     const uint64_t seed = static_cast<uint64_t>(PG_GETARG_INT64(2));
-    int kept = 0;
-    for (int i = 0; i < n; ++i)
-        if (!nulls[i]) hashes[kept++] = hashes[i];
     ArrayType *result = new_int4_array(slots);
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
     hashes_minhash_into(hashes, kept, slots, seed, &poll, reinterpret_cast<uint32_t *>(ARR_DATA_PTR(result)));
@@ -491,6 +500,29 @@ SIMHASH_FUNCTION(minhash_tsvector) {
     hashes_minhash_into(hashes, vector->size, slots, seed, &poll,
                         reinterpret_cast<uint32_t *>(ARR_DATA_PTR(result)));
     PG_RETURN_ARRAYTYPE_P(result);
+}
+
+// minhash64(doc, unit, size): one bit of each of 64 MinHash slots, a fingerprint for hamming().
+SIMHASH_FUNCTION(minhash64_text) {
+    text *doc = PG_GETARG_TEXT_PP(0);
+    simhash::ShingleOptions options = shingle_options(PG_GETARG_TEXT_PP(1), PG_GETARG_INT32(2));
+    Utf8Bytes bytes = utf8_text(doc);
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    PG_RETURN_INT64(static_cast<int64>(simhash::minhash64_text(bytes.data, bytes.len, options, &poll)));
+}
+
+SIMHASH_FUNCTION(minhash64_features) {
+    int kept;
+    uint64_t *hashes = non_null_feature_hashes(PG_GETARG_ARRAYTYPE_P(0), &kept);
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    PG_RETURN_INT64(static_cast<int64>(simhash::minhash64_hashes(hashes, kept, &poll)));
+}
+
+SIMHASH_FUNCTION(minhash64_tsvector) {
+    TSVector vector = PG_GETARG_TSVECTOR(0);
+    uint64_t *hashes = tsvector_hashes(vector, nullptr);
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    PG_RETURN_INT64(static_cast<int64>(simhash::minhash64_hashes(hashes, vector->size, &poll)));
 }
 
 SIMHASH_FUNCTION(minhash_jaccard) {

@@ -72,19 +72,43 @@ void minhash_merge(const uint32_t *a, const uint32_t *b, size_t slots, uint32_t 
     for (size_t i = 0; i < slots; ++i) out[i] = a[i] < b[i] ? a[i] : b[i];
 }
 
+namespace {
+// Remembers recently added feature hashes in a direct-mapped table, so that a repeated shingle
+// (a frequent word, a repeated line) skips the update of every slot. A minimum is unchanged by
+// adding the same feature again, so skipping a repeat never changes a signature; a repeat the
+// table has forgotten is only added again.
+class RecentFeatures {
+public:
+    // True when hash was added since its slot last changed; otherwise remembers it.
+    bool seen(uint64_t hash) {
+        uint64_t &slot = slots_[hash & (kSlots - 1)];
+        if (slot == hash && hash != 0) return true;
+        slot = hash;
+        return false;
+    }
+
+private:
+    static constexpr size_t kSlots = 1024;
+    uint64_t slots_[kSlots] = {};
+};
+}  // namespace
+
 void MinhashSketch::add_all(const uint64_t *feature_hashes, size_t n, StopPoll *poll) {
+    RecentFeatures recent;
     for (size_t i = 0; i < n; ++i) {
-        add(feature_hashes[i]);
+        if (!recent.seen(feature_hashes[i])) add(feature_hashes[i]);
         tick(poll, static_cast<uint64_t>(family_.slots()));
     }
 }
 
 void MinhashSketch::add_text(const char *text, size_t len, const ShingleOptions &options,
                              StopPoll *poll) {
+    RecentFeatures recent;
     for_each_shingle(
         text, len, options,
         [&](const char *data, size_t n) {
-            add(feature_hash(data, n));
+            const uint64_t hash = feature_hash(data, n);
+            if (!recent.seen(hash)) add(hash);
             tick(poll, static_cast<uint64_t>(family_.slots()));
         },
         poll);
@@ -95,6 +119,39 @@ std::vector<uint32_t> minhash_text(const char *text, size_t len, const MinhashFa
     MinhashSketch sketch(family);
     sketch.add_text(text, len, options, poll);
     return sketch.signature();
+}
+
+namespace {
+// The family of every one-bit MinHash fingerprint: built once, never changed.
+const MinhashFamily &minhash64_family() {
+    static const MinhashFamily family(kMinhash64Slots, 0);
+    return family;
+}
+
+uint64_t minhash64_of(const MinhashSketch &sketch) {
+    if (sketch.empty()) return 0;
+    uint32_t signature[kMinhash64Slots];
+    sketch.write_signature(signature);
+    return minhash64_from_signature(signature);
+}
+}  // namespace
+
+uint64_t minhash64_from_signature(const uint32_t *signature) {
+    uint64_t fingerprint = 0;
+    for (int i = 0; i < kMinhash64Slots; ++i) fingerprint |= static_cast<uint64_t>(signature[i] & 1) << i;
+    return fingerprint;
+}
+
+uint64_t minhash64_text(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll) {
+    MinhashSketch sketch(minhash64_family());
+    sketch.add_text(text, len, options, poll);
+    return minhash64_of(sketch);
+}
+
+uint64_t minhash64_hashes(const uint64_t *feature_hashes, size_t n, StopPoll *poll) {
+    MinhashSketch sketch(minhash64_family());
+    sketch.add_all(feature_hashes, n, poll);
+    return minhash64_of(sketch);
 }
 
 double minhash_jaccard(const uint32_t *a, const uint32_t *b, size_t slots) {

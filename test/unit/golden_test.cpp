@@ -90,6 +90,21 @@ const MinhashGolden kMinhashGolden[] = {
     {kShort, 42, {0x0C61C00Cu, 0xFC560565u, 0x8706563Au, 0x277E970Au, 0x78F6CA5Fu, 0x573F52D2u, 0xCA14C825u, 0x30815F98u}},
 };
 
+// One-bit MinHash fingerprints (0.3.0; minhash64(text) in SQL is word 1-shingles).
+struct Minhash64Golden {
+    const char *text;
+    uint64_t word1, char4;
+};
+
+const Minhash64Golden kMinhash64Golden[] = {
+    {kEnglish, 0x69D9F08379082962ull, 0x7DDA2FEF2DE5A4E4ull},
+    {kChinese, 0x591FDE9D7C8866ECull, 0xC3CBA260B158767Aull},
+    {kMixed, 0x25A804076C98D7C0ull, 0x3D857A37E4999081ull},
+    {kEmpty, 0x0000000000000000ull, 0x0000000000000000ull},
+    {kShort, 0x3A3C7A99B9F41ACDull, 0x76F420608D8CA3D0ull},
+    {kRepeats, 0x3143CCB95399102Dull, 0x338D236F7140DCB0ull},
+};
+
 }  // namespace
 
 TEST(Golden, FeatureHashIsXxh3Seed0) {
@@ -129,6 +144,23 @@ TEST(Golden, MinhashTextFirstEightSlots) {
         ASSERT_EQ(sig.size(), 128u);
         for (int i = 0; i < 8; ++i)
             EXPECT_EQ(sig[i], g.first8[i]) << "text \"" << g.text << "\", seed " << g.seed << ", slot " << i;
+    }
+}
+
+TEST(Golden, Minhash64Text) {
+    const ShingleOptions word1{ShingleUnit::kWord, 1}, char4{ShingleUnit::kChar, 4};
+    for (const auto &g : kMinhash64Golden) {
+        const size_t len = std::strlen(g.text);
+        simhash::StopPoll poll;
+        EXPECT_EQ(simhash::minhash64_text(g.text, len, word1, &poll), g.word1) << g.text;
+        EXPECT_EQ(simhash::minhash64_text(g.text, len, char4), g.char4) << g.text;
+    }
+    // Its low 8 bits are the low bits of the MinHash golden slots 0..7 (seed 0, word 3-shingles):
+    // the two functions share one family and one definition of a slot.
+    for (const auto &g : kMinhashGolden) {
+        if (g.seed != 0 || *g.text == '\0') continue;
+        const uint64_t fp = simhash::minhash64_text(g.text, std::strlen(g.text), {});
+        for (int i = 0; i < 8; ++i) EXPECT_EQ((fp >> i) & 1, g.first8[i] & 1) << g.text << ", bit " << i;
     }
 }
 
