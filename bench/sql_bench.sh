@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# SQL-level throughput in one run on the same rows: SELECT simhash(body) and minhash(body) against
-# SELECT md5(body), and the IDF aggregate and simhash(body, idf), over real text (package copyright files and license texts, replicated to
+# SQL-level throughput in one run on the same rows: SELECT simhash(body), minhash(body) and
+# minhash64(body) against SELECT md5(body), and the IDF aggregate and simhash(body, idf), over real text (package copyright files and license texts, replicated to
 # ~100 MB). Prints MB/s and the ratio to md5 (best of 5 runs each). Needs a running server with the
 # extension installed (PGHOST/PGPORT/PGUSER), e.g. inside scripts/bench.sh.
 set -euo pipefail
@@ -38,6 +38,7 @@ WITH m AS (SELECT sum(octet_length(body)) / 1e6 AS mb FROM bench_docs),
                   pg_temp.best_ms('SELECT sum(simhash(body)) FROM bench_docs') AS simhash,
                   pg_temp.best_ms('SELECT sum(simhash(body, unit => ''char'', size => 5)) FROM bench_docs') AS simhash_char,
                   pg_temp.best_ms('SELECT sum((minhash(body))[1]) FROM bench_docs') AS minhash,
+                  pg_temp.best_ms('SELECT sum(minhash64(body)) FROM bench_docs') AS minhash64,
                   pg_temp.best_ms('SELECT simhash_idf(body) FROM bench_docs', 3) AS idf_build,
                   pg_temp.best_ms('SELECT sum(simhash(body, (SELECT idf FROM bench_idf))) FROM bench_docs') AS simhash_idf)
 SELECT format(E'%-34s %8s %10s %12s\n', 'query', 'ms', 'MB/s', 'x md5') ||
@@ -45,6 +46,7 @@ SELECT format(E'%-34s %8s %10s %12s\n', 'query', 'ms', 'MB/s', 'x md5') ||
        format(E'%-34s %8s %10s %12s\n', 'simhash(body)', round(simhash::numeric, 1), round((mb / simhash * 1000)::numeric, 1), round((simhash / md5)::numeric, 2)) ||
        format(E'%-34s %8s %10s %12s\n', 'simhash(body, char, 5)', round(simhash_char::numeric, 1), round((mb / simhash_char * 1000)::numeric, 1), round((simhash_char / md5)::numeric, 2)) ||
        format(E'%-34s %8s %10s %12s\n', 'minhash(body) 128 slots', round(minhash::numeric, 1), round((mb / minhash * 1000)::numeric, 1), round((minhash / md5)::numeric, 2)) ||
+       format(E'%-34s %8s %10s %12s\n', 'minhash64(body)', round(minhash64::numeric, 1), round((mb / minhash64 * 1000)::numeric, 1), round((minhash64 / md5)::numeric, 2)) ||
        format(E'%-34s %8s %10s %12s\n', 'simhash_idf(body) (aggregate)', round(idf_build::numeric, 1), round((mb / idf_build * 1000)::numeric, 1), round((idf_build / md5)::numeric, 2)) ||
        format(E'%-34s %8s %10s %12s', 'simhash(body, idf)', round(simhash_idf::numeric, 1), round((mb / simhash_idf * 1000)::numeric, 1), round((simhash_idf / md5)::numeric, 2))
 FROM m, t;

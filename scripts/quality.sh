@@ -2,9 +2,9 @@
 # Quality evaluation (numbers, not a test): precision, recall and F1 of SimHash (every feature set
 # and vote weighting, IDF weights; distances predicted from the shingles pairs share), MinHash,
 # exact Jaccard and the verified hybrid on four sources of real text that Debian ships
-# (bench/quality.sql describes them). Deterministic for a given set
+# (bench/quality.sql describes them), and one-bit MinHash fingerprints (minhash64). Deterministic for a given set
 # of installed packages (the copyright source reads the machine's /usr/share/doc). Leaves nothing
-# running. About three minutes of queries on 2 cores after the build.
+# running. About four minutes of queries on 2 cores after the build.
 source "$(dirname "$0")/common.sh"
 DEBIAN_PACKAGES+=(debian-faq debian-faq-zh-cn debian-reference-zh-cn)
 install_packages

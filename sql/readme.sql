@@ -33,4 +33,10 @@ ORDER BY bits, a.id, b.id;
 -- Unrelated documents differ in about half the bits.
 SELECT hamming(a.fp, b.fp) AS unrelated_bits FROM docs a, docs b WHERE a.id = 1 AND b.id = 4;
 
+-- One-bit MinHash fingerprints put edited copies closer.
+SELECT a.id, b.id, hamming(minhash64(a.body), minhash64(b.body)) AS bits
+FROM docs a JOIN docs b ON a.id < b.id
+WHERE hamming(minhash64(a.body), minhash64(b.body)) <= 10
+ORDER BY bits, a.id, b.id;
+
 DROP TABLE docs;

@@ -88,7 +88,7 @@ public:
     }
 
 private:
-    static constexpr size_t kSlots = 1024;
+    static constexpr size_t kSlots = 2048;
     uint64_t slots_[kSlots] = {};
 };
 }  // namespace
