@@ -165,11 +165,9 @@ UNION ALL
 SELECT d.doc_id, c.cfg, simhash(ARRAY(SELECT DISTINCT s || chr(1) || c.seed FROM unnest(simhash_shingles(d.body, c.unit, c.size)) s))
 FROM docs d, configs c WHERE c.weighting = 'set' AND c.seed > 0
 UNION ALL
-SELECT d.doc_id, c.cfg, minhash64(d.body, c.unit, c.size)
-FROM docs d, configs c WHERE c.weighting = 'minhash64' AND c.seed = 0
-UNION ALL
-SELECT d.doc_id, c.cfg, pg_temp.low_bits(minhash(d.body, 64, c.seed, c.unit, c.size))
-FROM docs d, configs c WHERE c.weighting = 'minhash64' AND c.seed > 0
+SELECT d.doc_id, c.cfg, CASE WHEN c.seed = 0 THEN minhash64(d.body, c.unit, c.size)
+                             ELSE pg_temp.low_bits(minhash(d.body, 64, c.seed, c.unit, c.size)) END
+FROM docs d, configs c WHERE c.weighting = 'minhash64'
 UNION ALL
 SELECT d.doc_id, c.cfg, simhash(regexp_replace(d.body, '[0-9]+', '0', 'g'), c.unit, c.size, 'set')
 FROM docs d, configs c WHERE c.weighting = 'digits'
@@ -421,17 +419,18 @@ $$;
 DO $$
 DECLARE r record; src text; t0 timestamptz;
 BEGIN
-  FOR r IN SELECT * FROM (VALUES (1, 'simhash alone, k = 14', 14, NULL::float8, NULL, 'word 2, set'),
-                                 (2, 'k = 12, exact jaccard >= 0.3', 12, 0.3, 'exact', 'word 2, set'),
-                                 (3, 'k = 16, exact jaccard >= 0.4', 16, 0.4, 'exact', 'word 2, set'),
-                                 (4, 'k = 20, exact jaccard >= 0.4', 20, 0.4, 'exact', 'word 2, set'),
-                                 (5, 'k = 16, minhash estimate >= 0.4', 16, 0.4, 'minhash', 'word 2, set'),
-                                 (6, 'k = 20, minhash estimate >= 0.4', 20, 0.4, 'minhash', 'word 2, set'),
-                                 (7, 'minhash64 alone, k = 8', 8, NULL, NULL, 'minhash64 word 1'),
-                                 (8, 'minhash64 alone, k = 10', 10, NULL, NULL, 'minhash64 word 1'),
-                                 (9, 'minhash64 k = 12, minhash estimate >= 0.4', 12, 0.4, 'minhash', 'minhash64 word 1'),
-                                 (10, 'minhash64 k = 12, word 1 minhash estimate >= 0.65', 12, 0.65, 'minhash word 1', 'minhash64 word 1'),
-                                 (11, 'minhash64 k = 16, word 1 minhash estimate >= 0.65', 16, 0.65, 'minhash word 1', 'minhash64 word 1')) m(ord, method, k, th, verify, features) LOOP
+  -- verify: 'exact' (shingle_jaccard, word 3) or 'minhash' (the stored signatures of minhash_configs' mcfg)
+  FOR r IN SELECT * FROM (VALUES (1, 'simhash alone, k = 14', 14, NULL::float8, NULL, NULL, 'word 2, set'),
+                                 (2, 'k = 12, exact jaccard >= 0.3', 12, 0.3, 'exact', NULL, 'word 2, set'),
+                                 (3, 'k = 16, exact jaccard >= 0.4', 16, 0.4, 'exact', NULL, 'word 2, set'),
+                                 (4, 'k = 20, exact jaccard >= 0.4', 20, 0.4, 'exact', NULL, 'word 2, set'),
+                                 (5, 'k = 16, minhash estimate >= 0.4', 16, 0.4, 'minhash', 3, 'word 2, set'),
+                                 (6, 'k = 20, minhash estimate >= 0.4', 20, 0.4, 'minhash', 3, 'word 2, set'),
+                                 (7, 'minhash64 alone, k = 8', 8, NULL, NULL, NULL, 'minhash64 word 1'),
+                                 (8, 'minhash64 alone, k = 10', 10, NULL, NULL, NULL, 'minhash64 word 1'),
+                                 (9, 'minhash64 k = 12, minhash estimate >= 0.4', 12, 0.4, 'minhash', 3, 'minhash64 word 1'),
+                                 (10, 'minhash64 k = 12, word 1 minhash estimate >= 0.65', 12, 0.65, 'minhash', 1, 'minhash64 word 1'),
+                                 (11, 'minhash64 k = 16, word 1 minhash estimate >= 0.65', 16, 0.65, 'minhash', 1, 'minhash64 word 1')) m(ord, method, k, th, verify, mcfg, features) LOOP
     FOR src IN SELECT DISTINCT source FROM docs ORDER BY 1 LOOP
       t0 := clock_timestamp();
       INSERT INTO timed_pairs
@@ -441,10 +440,8 @@ BEGIN
       WHERE CASE r.verify
               WHEN 'exact' THEN shingle_jaccard((SELECT body FROM docs WHERE doc_id = p.id_a),
                                                 (SELECT body FROM docs WHERE doc_id = p.id_b)) >= r.th
-              WHEN 'minhash' THEN minhash_jaccard((SELECT sig FROM signatures WHERE doc_id = p.id_a AND mcfg = 3),
-                                                  (SELECT sig FROM signatures WHERE doc_id = p.id_b AND mcfg = 3)) >= r.th
-              WHEN 'minhash word 1' THEN minhash_jaccard((SELECT sig FROM signatures WHERE doc_id = p.id_a AND mcfg = 1),
-                                                         (SELECT sig FROM signatures WHERE doc_id = p.id_b AND mcfg = 1)) >= r.th
+              WHEN 'minhash' THEN minhash_jaccard((SELECT sig FROM signatures WHERE doc_id = p.id_a AND mcfg = r.mcfg),
+                                                  (SELECT sig FROM signatures WHERE doc_id = p.id_b AND mcfg = r.mcfg)) >= r.th
               ELSE true END;
       INSERT INTO timed_pairs VALUES ('hybrid', r.ord, r.method, NULL, NULL, extract(epoch FROM clock_timestamp() - t0) * 1000);
     END LOOP;

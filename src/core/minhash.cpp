@@ -1,8 +1,10 @@
 #include "minhash.h"
 
+#include <cstring>
 #include <string>
 
 #include "feature_hash.h"
+#include "shingle_counts.h"
 
 namespace simhash {
 
@@ -76,25 +78,31 @@ namespace {
 // Remembers recently added feature hashes in a direct-mapped table, so that a repeated shingle
 // (a frequent word, a repeated line) skips the update of every slot. A minimum is unchanged by
 // adding the same feature again, so skipping a repeat never changes a signature; a repeat the
-// table has forgotten is only added again.
+// table has forgotten is only added again. The table is sized for the features expected (up to
+// kMaxSlots) and only that part is cleared: a short document does not pay for a long one's table.
 class RecentFeatures {
 public:
+    explicit RecentFeatures(size_t expected) {
+        while (slots_ < expected && slots_ < kMaxSlots) slots_ *= 2;
+        std::memset(table_, 0, slots_ * sizeof(uint64_t));
+    }
     // True when hash was added since its slot last changed; otherwise remembers it.
     bool seen(uint64_t hash) {
-        uint64_t &slot = slots_[hash & (kSlots - 1)];
+        uint64_t &slot = table_[hash & (slots_ - 1)];
         if (slot == hash && hash != 0) return true;
         slot = hash;
         return false;
     }
 
 private:
-    static constexpr size_t kSlots = 2048;
-    uint64_t slots_[kSlots] = {};
+    static constexpr size_t kMaxSlots = 2048;
+    size_t slots_ = 16;
+    uint64_t table_[kMaxSlots];  // the first slots_ entries are in use
 };
 }  // namespace
 
 void MinhashSketch::add_all(const uint64_t *feature_hashes, size_t n, StopPoll *poll) {
-    RecentFeatures recent;
+    RecentFeatures recent(n);
     for (size_t i = 0; i < n; ++i) {
         if (!recent.seen(feature_hashes[i])) add(feature_hashes[i]);
         tick(poll, static_cast<uint64_t>(family_.slots()));
@@ -103,7 +111,7 @@ void MinhashSketch::add_all(const uint64_t *feature_hashes, size_t n, StopPoll *
 
 void MinhashSketch::add_text(const char *text, size_t len, const ShingleOptions &options,
                              StopPoll *poll) {
-    RecentFeatures recent;
+    RecentFeatures recent(expected_distinct_shingles(len, options));
     for_each_shingle(
         text, len, options,
         [&](const char *data, size_t n) {

@@ -55,10 +55,7 @@ class MinhashSketch {
 public:
     explicit MinhashSketch(const MinhashFamily &family)
         : family_(family), mins_(family.slots(), MinhashFamily::initial_minimum()) {}
-    void add(uint64_t feature_hash) {
-        family_.update(static_cast<uint32_t>(feature_hash), mins_.data());
-        empty_ = false;
-    }
+    void add(uint64_t feature_hash) { family_.update(static_cast<uint32_t>(feature_hash), mins_.data()); }
     // add() for every hash, ticking the poll with one unit per slot updated.
     void add_all(const uint64_t *feature_hashes, size_t n, StopPoll *poll = nullptr);
     // The shingles of a text (see shingles.h), ticking the poll as add_all does.
@@ -68,13 +65,12 @@ public:
     // the signature of the union of the two sets (signatures are mergeable).
     void write_signature(uint32_t *out) const;
     std::vector<uint32_t> signature() const;
-    // True until a feature has been added.
-    bool empty() const { return empty_; }
+    // True until a feature has been added: every slot's value is below initial_minimum() after one.
+    bool empty() const { return mins_[0] == MinhashFamily::initial_minimum(); }
 
 private:
     const MinhashFamily &family_;
     std::vector<uint64_t> mins_;
-    bool empty_ = true;
 };
 
 // One-bit MinHash: a 64-bit fingerprint compared by Hamming distance, like a SimHash (b-bit
