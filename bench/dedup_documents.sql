@@ -1,0 +1,51 @@
+-- bench/dedup_documents.sh: dedup on load of documents. :load_rows documents of :lines lines each,
+-- drawn from the machine's licence and copyright texts (the text data set's lines, bench_data.sql),
+-- are fingerprinted with :fingerprint(body) as they are inserted, in transactions of :batch_rows,
+-- into a table of :base rows with a simhash index: once plain, then the same number of other
+-- documents through simhash_dedup('fp', '3', 'skip'). The base rows carry uniform random
+-- fingerprints and no body: minhash64 fingerprints of unrelated documents are uniform, and the
+-- base rows' bodies do not enter the cost of a load. Prints both rates and the rows skipped.
+SET client_min_messages = warning;
+\set data text
+\set rows 0
+\ir bench_data.sql
+DROP TABLE IF EXISTS dedup_docs, dedup_staging;
+-- Twice :load_rows documents, read by both loads from a staging table as an ETL job reads them.
+CREATE UNLOGGED TABLE dedup_staging AS
+SELECT g AS id, (SELECT string_agg(b.line, E'\n' ORDER BY j)
+                 FROM generate_series(0, :lines - 1) j
+                 JOIN pg_temp.bench_lines b ON b.i = (hashint8extended(g * 64 + j, 23) & 32767)) AS body
+FROM generate_series(1, 2 * :load_rows) g;
+CREATE INDEX ON dedup_staging (id);
+VACUUM ANALYZE dedup_staging;
+CREATE TABLE dedup_docs (id bigint, body text, fp bigint);
+INSERT INTO dedup_docs SELECT g, NULL, hashint8extended(g, 11) FROM generate_series(1, :base) g;
+CREATE INDEX dedup_docs_fp ON dedup_docs USING simhash (fp);
+VACUUM ANALYZE dedup_docs;
+CHECKPOINT;
+CREATE PROCEDURE pg_temp.dedup_load(first bigint, total bigint, batch bigint) LANGUAGE plpgsql AS $$
+DECLARE done bigint := 0;
+BEGIN
+    WHILE done < total LOOP
+        EXECUTE format('INSERT INTO dedup_docs SELECT %s + id, body, %I(body) FROM dedup_staging WHERE id BETWEEN $1 AND $2',
+                       current_setting('dedup.base'), current_setting('dedup.fingerprint'))
+            USING first + done + 1, first + LEAST(done + batch, total);
+        done := done + batch;
+        COMMIT;
+    END LOOP;
+END $$;
+SELECT set_config('dedup.base', :'base', false), set_config('dedup.fingerprint', :'fingerprint', false) \gset
+SELECT avg(octet_length(body))::int AS mean_bytes FROM dedup_staging \gset
+SELECT clock_timestamp() AS t0 \gset
+CALL pg_temp.dedup_load(0, :load_rows, :batch_rows);
+SELECT round(:load_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)) AS plain_rate \gset
+CREATE TRIGGER dedup_docs_dedup BEFORE INSERT ON dedup_docs FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+SELECT count(*) AS before FROM dedup_docs \gset
+SELECT clock_timestamp() AS t0 \gset
+CALL pg_temp.dedup_load(:load_rows, :load_rows, :batch_rows);
+SELECT round(:load_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)) AS dedup_rate \gset
+SELECT format('%s base rows, documents of %s lines (%s bytes on average) fingerprinted with %s: load %s rows/s plain, '
+              '%s rows/s through simhash_dedup (%s%%), %s rows skipped',
+              :base, :lines, :mean_bytes, :'fingerprint', :plain_rate, :dedup_rate, round(100.0 * :dedup_rate / :plain_rate),
+              :load_rows - (SELECT count(*) FROM dedup_docs) + :before);
+DROP TABLE dedup_docs, dedup_staging;
