@@ -3,8 +3,9 @@
 -- are fingerprinted with :fingerprint(body) as they are inserted, in transactions of :batch_rows,
 -- into a table of :base rows with a simhash index: once plain, then the same number of other
 -- documents through simhash_dedup('fp', '3', 'skip'). The base rows carry uniform random
--- fingerprints and no body: minhash64 fingerprints of unrelated documents are uniform, and the
--- base rows' bodies do not enter the cost of a load. Prints both rates and the rows skipped.
+-- fingerprints and no body: minhash64 fingerprints of unrelated documents are uniform (simhash
+-- ones are not, so with simhash the new rows probe a base of another distribution), and the base
+-- rows' bodies do not enter the cost of a load. Prints both rates and the rows skipped.
 SET client_min_messages = warning;
 \set data text
 \set rows 0
