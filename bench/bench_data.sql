@@ -32,13 +32,17 @@ ANALYZE bench_lines;
 \else
 CREATE TEMP TABLE bench_lines (i int PRIMARY KEY, line text);
 \endif
+-- Document g of the text data set with hash seed `seed`: `lines` lines of bench_lines, drawn by hash.
+CREATE FUNCTION pg_temp.bench_document(g bigint, seed bigint, lines int) RETURNS text
+    LANGUAGE sql STABLE
+    AS $$ SELECT string_agg(b.line, E'\n' ORDER BY j)
+          FROM generate_series(0, lines - 1) j
+          JOIN pg_temp.bench_lines b ON b.i = (hashint8extended(g * lines + j, seed) & 32767) $$;
 CREATE FUNCTION pg_temp.bench_fingerprint(g bigint, seed bigint, data text) RETURNS bigint
     LANGUAGE sql STABLE
     AS $$ SELECT CASE data
         WHEN 'skewed' THEN hashint8extended(g, seed) & ~4095::bigint
-        WHEN 'text' THEN (SELECT simhash(string_agg(b.line, E'\n' ORDER BY j))
-                          FROM generate_series(0, 7) j
-                          JOIN pg_temp.bench_lines b ON b.i = (hashint8extended(g * 8 + j, seed) & 32767))
+        WHEN 'text' THEN simhash(pg_temp.bench_document(g, seed, 8))
         ELSE hashint8extended(g, seed) END $$;
 
 CREATE FUNCTION pg_temp.bench_flip(data text, fp bigint, VARIADIC bits bigint[]) RETURNS bigint

@@ -13,10 +13,7 @@ SET client_min_messages = warning;
 DROP TABLE IF EXISTS dedup_docs, dedup_staging;
 -- Twice :load_rows documents, read by both loads from a staging table as an ETL job reads them.
 CREATE UNLOGGED TABLE dedup_staging AS
-SELECT g AS id, (SELECT string_agg(b.line, E'\n' ORDER BY j)
-                 FROM generate_series(0, :lines - 1) j
-                 JOIN pg_temp.bench_lines b ON b.i = (hashint8extended(g * 64 + j, 23) & 32767)) AS body
-FROM generate_series(1, 2 * :load_rows) g;
+SELECT g AS id, pg_temp.bench_document(g, 23, :lines) AS body FROM generate_series(1, 2 * :load_rows) g;
 CREATE INDEX ON dedup_staging (id);
 VACUUM ANALYZE dedup_staging;
 CREATE TABLE dedup_docs (id bigint, body text, fp bigint);
@@ -24,26 +21,17 @@ INSERT INTO dedup_docs SELECT g, NULL, hashint8extended(g, 11) FROM generate_ser
 CREATE INDEX dedup_docs_fp ON dedup_docs USING simhash (fp);
 VACUUM ANALYZE dedup_docs;
 CHECKPOINT;
-CREATE PROCEDURE pg_temp.dedup_load(first bigint, total bigint, batch bigint) LANGUAGE plpgsql AS $$
-DECLARE done bigint := 0;
-BEGIN
-    WHILE done < total LOOP
-        EXECUTE format('INSERT INTO dedup_docs SELECT %s + id, body, %I(body) FROM dedup_staging WHERE id BETWEEN $1 AND $2',
-                       current_setting('dedup.base'), current_setting('dedup.fingerprint'))
-            USING first + done + 1, first + LEAST(done + batch, total);
-        done := done + batch;
-        COMMIT;
-    END LOOP;
-END $$;
-SELECT set_config('dedup.base', :'base', false), set_config('dedup.fingerprint', :'fingerprint', false) \gset
+\ir ingest_procedure.sql
+SELECT format('INSERT INTO dedup_docs SELECT %s + id, body, %I(body) FROM dedup_staging WHERE id BETWEEN $1 AND $2',
+              :base, :'fingerprint') AS load_statement \gset
 SELECT avg(octet_length(body))::int AS mean_bytes FROM dedup_staging \gset
 SELECT clock_timestamp() AS t0 \gset
-CALL pg_temp.dedup_load(0, :load_rows, :batch_rows);
+CALL pg_temp.load_batches(:'load_statement', 0, :load_rows, :batch_rows);
 SELECT round(:load_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)) AS plain_rate \gset
 CREATE TRIGGER dedup_docs_dedup BEFORE INSERT ON dedup_docs FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
 SELECT count(*) AS before FROM dedup_docs \gset
 SELECT clock_timestamp() AS t0 \gset
-CALL pg_temp.dedup_load(:load_rows, :load_rows, :batch_rows);
+CALL pg_temp.load_batches(:'load_statement', :load_rows, :load_rows, :batch_rows);
 SELECT round(:load_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)) AS dedup_rate \gset
 SELECT format('%s base rows, documents of %s lines (%s bytes on average) fingerprinted with %s: load %s rows/s plain, '
               '%s rows/s through simhash_dedup (%s%%), %s rows skipped',

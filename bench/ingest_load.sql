@@ -2,7 +2,7 @@
 -- bytes per row and index bytes per row after.
 \ir ingest_procedure.sql
 SELECT pg_current_wal_lsn() AS wal0, clock_timestamp() AS t0 \gset
-CALL pg_temp.ingest_load(:base, :insert_rows, :batch_rows);
+CALL pg_temp.load_batches(:'ingest_rows', :base, :insert_rows, :batch_rows);
 SELECT round(:insert_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)),
        round(pg_wal_lsn_diff(pg_current_wal_lsn(), :'wal0') / :insert_rows),
        round((SELECT sum(pg_relation_size(indexrelid)) FROM pg_index WHERE indrelid = 'ingest_docs'::regclass)::numeric

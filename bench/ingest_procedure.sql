@@ -1,12 +1,14 @@
--- bench/ingest_bench.sh: pg_temp.ingest_load(first, total, batch) inserts rows first + 1 ..
--- first + total in transactions of batch rows (included by ingest_load.sql and ingest_dedup.sql).
-CREATE PROCEDURE pg_temp.ingest_load(first bigint, total bigint, batch bigint) LANGUAGE plpgsql AS $$
+-- Included by the load benchmarks (ingest_load.sql, ingest_dedup.sql, dedup_documents.sql):
+-- pg_temp.load_batches(statement, first, total, batch) runs `statement`, an INSERT of the rows whose
+-- numbers lie between $1 and $2, for rows first + 1 .. first + total in transactions of batch rows.
+CREATE PROCEDURE pg_temp.load_batches(statement text, first bigint, total bigint, batch bigint) LANGUAGE plpgsql AS $$
 DECLARE done bigint := 0;
 BEGIN
     WHILE done < total LOOP
-        INSERT INTO ingest_docs SELECT first + g, hashint8extended(first + g, 11)
-        FROM generate_series(done + 1, LEAST(done + batch, total)) g;
+        EXECUTE statement USING first + done + 1, first + LEAST(done + batch, total);
         done := done + batch;
         COMMIT;
     END LOOP;
 END $$;
+-- The rows of bench/ingest_bench.sh's table: row g has id g and a uniform random fingerprint.
+\set ingest_rows 'INSERT INTO ingest_docs SELECT g, hashint8extended(g, 11) FROM generate_series($1, $2) g'
