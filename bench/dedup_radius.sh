@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Dedup on load by radius: for each radius in RADII (default "0 1 3 6 10"), a fresh table of BASE
+# uniform random fingerprints (default 10M) with a simhash index, LOAD_ROWS rows (default 1M) loaded
+# without the trigger, then other rows through simhash_dedup('fp', radius, 'skip'): LOAD_ROWS up to
+# radius 3, a fifth of them up to radius 6, a twentieth beyond (a row's check is a query at the
+# radius and grows with it: at radius 10 a million rows would take about eleven minutes here).
+# Transactions of BATCH_ROWS (default 5000). Prints both rates, the ratio and the time a row takes
+# through the trigger.
+#
+# Usage: bench/dedup_radius.sh [BASE]
+# Connection through PGHOST, PGPORT, PGUSER, PGDATABASE; the database needs CREATE EXTENSION
+# simhash (and pg_prewarm, if available, to start from an index in shared buffers). Numbers, not a
+# test: run it on a quiet machine.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+psql=(${PSQL:-psql} -X -q -v ON_ERROR_STOP=1)
+base=${1:-10000000}
+load_rows=${LOAD_ROWS:-1000000}
+batch_rows=${BATCH_ROWS:-5000}
+prewarm=$("${psql[@]}" -At -c "SELECT count(*) FROM pg_extension WHERE extname = 'pg_prewarm'")
+
+for radius in ${RADII:-0 1 3 6 10}; do
+    if ((radius <= 3)); then checked_rows=$load_rows
+    elif ((radius <= 6)); then checked_rows=$((load_rows / 5))
+    else checked_rows=$((load_rows / 20)); fi
+    "${psql[@]}" -v base="$base" -v kind=simhash -f "$here/ingest_setup.sql"
+    if [[ $prewarm == 1 ]]; then "${psql[@]}" -At -c "SELECT pg_prewarm('ingest_sh')" >/dev/null; fi
+    "${psql[@]}" -At -v base="$base" -v dedup_rows="$load_rows" -v checked_rows="$checked_rows" \
+        -v dedup_radius="$radius" -v batch_rows="$batch_rows" -f "$here/ingest_dedup.sql"
+done
+"${psql[@]}" -c "DROP TABLE IF EXISTS ingest_docs, ingest_query_ms, ingest_done"
