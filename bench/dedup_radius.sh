@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Dedup on load by radius: for each radius in RADII (default "0 1 3 6 10"), a fresh table of BASE
-# uniform random fingerprints (default 10M) with a simhash index, LOAD_ROWS rows (default 1M) loaded
+# random fingerprints (default 10M; DATA=uniform, the default, or skewed: the 12 low bits
+# constant, as bench_data.sql's skewed data set) with a simhash index, LOAD_ROWS rows (default 1M) loaded
 # without the trigger, then other rows through simhash_dedup('fp', radius, 'skip'): LOAD_ROWS up to
 # radius 3, a fifth of them up to radius 6, a twentieth beyond (a row's check is a query at the
 # radius and grows with it: at radius 10 a million rows would take about eleven minutes here).
@@ -17,15 +18,21 @@ psql=(${PSQL:-psql} -X -q -v ON_ERROR_STOP=1)
 base=${1:-10000000}
 load_rows=${LOAD_ROWS:-1000000}
 batch_rows=${BATCH_ROWS:-5000}
+case ${DATA:-uniform} in
+    uniform) fingerprint='hashint8extended(g, 11)' ;;
+    skewed) fingerprint='hashint8extended(g, 11) & ~4095::bigint' ;;
+    *) echo "DATA must be uniform or skewed" >&2; exit 2 ;;
+esac
+echo "data: ${DATA:-uniform}"
 prewarm=$("${psql[@]}" -At -c "SELECT count(*) FROM pg_extension WHERE extname = 'pg_prewarm'")
 
 for radius in ${RADII:-0 1 3 6 10}; do
     if ((radius <= 3)); then checked_rows=$load_rows
     elif ((radius <= 6)); then checked_rows=$((load_rows / 5))
     else checked_rows=$((load_rows / 20)); fi
-    "${psql[@]}" -v base="$base" -v kind=simhash -f "$here/ingest_setup.sql"
+    "${psql[@]}" -v base="$base" -v kind=simhash -v ingest_fp="$fingerprint" -f "$here/ingest_setup.sql"
     if [[ $prewarm == 1 ]]; then "${psql[@]}" -At -c "SELECT pg_prewarm('ingest_sh')" >/dev/null; fi
     "${psql[@]}" -At -v base="$base" -v dedup_rows="$load_rows" -v checked_rows="$checked_rows" \
-        -v dedup_radius="$radius" -v batch_rows="$batch_rows" -f "$here/ingest_dedup.sql"
+        -v dedup_radius="$radius" -v batch_rows="$batch_rows" -v ingest_fp="$fingerprint" -f "$here/ingest_dedup.sql"
 done
 "${psql[@]}" -c "DROP TABLE IF EXISTS ingest_docs, ingest_query_ms, ingest_done"

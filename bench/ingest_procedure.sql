@@ -10,5 +10,10 @@ BEGIN
         COMMIT;
     END LOOP;
 END $$;
--- The rows of bench/ingest_bench.sh's table: row g has id g and a uniform random fingerprint.
-\set ingest_rows 'INSERT INTO ingest_docs SELECT g, hashint8extended(g, 11) FROM generate_series($1, $2) g'
+-- The rows of bench/ingest_bench.sh's table: row g has id g and fingerprint :ingest_fp, an
+-- expression of g: by default a uniform random one (bench/dedup_radius.sh also passes a skewed one).
+\if :{?ingest_fp}
+\else
+\set ingest_fp 'hashint8extended(g, 11)'
+\endif
+\set ingest_rows 'INSERT INTO ingest_docs SELECT g, ' :ingest_fp ' FROM generate_series($1, $2) g'

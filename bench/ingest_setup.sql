@@ -1,8 +1,10 @@
--- bench/ingest_bench.sh: a table of :base uniform random fingerprints with the index kind :kind.
+-- bench/ingest_bench.sh: a table of :base rows (ingest_procedure.sql: uniform random fingerprints
+-- unless :ingest_fp says otherwise) with the index kind :kind.
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS ingest_docs, ingest_query_ms, ingest_done;
 CREATE TABLE ingest_docs (id bigint, fp bigint);
-INSERT INTO ingest_docs SELECT g, hashint8extended(g, 11) FROM generate_series(1, :base) g;
+\ir ingest_procedure.sql
+CALL pg_temp.load_batches(:'ingest_rows', 0, :base, :base);
 SELECT CASE :'kind'
     WHEN 'simhash' THEN 'CREATE INDEX ingest_sh ON ingest_docs USING simhash (fp)'
     ELSE 'CREATE INDEX ingest_b0 ON ingest_docs (((fp >> 48) & 65535));
