@@ -415,12 +415,17 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("simhash index \"%s\" cannot hold %zu entries in one run", RelationGetRelationName(index), n)));
 
-    SimhashGeometry g;
-    simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &g);
-    g.permuter = s->permuter;
+    // The run's blocks are cut from keys (simhash_key: the fingerprint's bits in the run's order).
+    // Each entry's key is computed once, and the sorts and tables below work on keys with the
+    // identity geometry `kg`: a permutation costs eight table lookups, and otherwise every
+    // comparison of the sort and every table's pass would pay them again (a skewed run's merges
+    // took twice a uniform one's time). Table 0 stores fingerprints, turned back from keys.
+    SimhashGeometry kg;
+    simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &kg);
+    const simhash::BitPermuter *permuter = s->permuter;
     meta->key_order = s->order;
-    meta->dirbits = static_cast<uint16>(g.dirbits);
-    const Size nprefixes = Size{1} << g.dirbits;
+    meta->dirbits = static_cast<uint16>(kg.dirbits);
+    const Size nprefixes = Size{1} << kg.dirbits;
     const bool spilled = simhash_sorter_spilled(s);
     Size *buckets = static_cast<Size *>(palloc((nprefixes + 1) * sizeof(Size)));
     SimhashDirSlot *dir = static_cast<SimhashDirSlot *>(palloc(nprefixes * sizeof(SimhashDirSlot)));
@@ -444,26 +449,30 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
             s->refs[t] = tuplesort_begin_heap(s->desc, 1, &sort_column, &sort_less, &sort_collation, &sort_nulls_first,
                                               sort_work_mem(s, 2 * (ntables - 1)), nullptr, TUPLESORT_NONE);
     } else {
+        SimhashEntry *items = s->array.items;  // from here on, keys in place of fingerprints
+        if (permuter)
+            for (Size i = 0; i < n; ++i) items[i].fp = static_cast<int64>(permuter->key(static_cast<uint64>(items[i].fp)));
         sorted = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
-        sort_entries(s->array.items, sorted, n, &g, buckets);
+        sort_entries(items, sorted, n, &kg, buckets);
     }
-    table_begin(&tw, w, &g, 0, &meta->tables[0], dir, pages0);
+    table_begin(&tw, w, &kg, 0, &meta->tables[0], dir, pages0);
     for (Size pos = 0; pos < n; ++pos) {
-        SimhashEntry entry;
+        SimhashEntry entry;  // its key, then its fingerprint
         if (spilled) {
             if (!tuplesort_gettupleslot(s->sort0, true, false, s->slot, nullptr))
                 elog(ERROR, "simhash build: tuplesort ended early");
             bool isnull;
-            const uint64 key = from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull)));
-            entry.fp = static_cast<int64>(s->permuter ? s->permuter->fingerprint(key) : key);
+            entry.fp = static_cast<int64>(from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull))));
             const int64 packed = DatumGetInt64(slot_getattr(s->slot, 2, &isnull));
             ItemPointerSet(&entry.tid, static_cast<BlockNumber>(packed >> 16), static_cast<OffsetNumber>(packed & 0xFFFF));
             for (int t = 1; t < ntables; ++t)  // (rotation, position): sorted by block t, then the rest
-                sorter_put_pair(s, s->refs[t], unsigned_key(simhash_rotation(entry.fp, &g, t)), static_cast<int64>(pos));
+                sorter_put_pair(s, s->refs[t], unsigned_key(simhash_rotation(entry.fp, &kg, t)), static_cast<int64>(pos));
         } else {
             entry = sorted[pos];
         }
-        table_add(&tw, &entry, simhash_block(entry.fp, &g, 0));
+        const uint32 block = simhash_block(entry.fp, &kg, 0);
+        if (permuter) entry.fp = static_cast<int64>(permuter->fingerprint(static_cast<uint64>(entry.fp)));
+        table_add(&tw, &entry, block);
         if (progress && (pos & 0xFFFF) == 0) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>(pos));
         if ((pos & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
     }
@@ -487,10 +496,10 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
             tuplesort_performsort(s->refs[t]);
         } else {
             for (Size pos = 0; pos < n; ++pos)  // block t on top: sorted by block, then position
-                refs[pos] = ((simhash_rotation(sorted[pos].fp, &g, t) >> 32) << 32) | pos;
-            sort_refs(refs, refs_sorted, n, &g, t, buckets);
+                refs[pos] = ((simhash_rotation(sorted[pos].fp, &kg, t) >> 32) << 32) | pos;
+            sort_refs(refs, refs_sorted, n, &kg, t, buckets);
         }
-        table_begin(&tw, w, &g, t, &meta->tables[t], dir, nullptr);
+        table_begin(&tw, w, &kg, t, &meta->tables[t], dir, nullptr);
         for (Size i = 0; i < n; ++i) {
             uint64 rotation;
             SimhashRef ref;
@@ -506,10 +515,10 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
                 constexpr Size kAhead = 16;
                 if (i + kAhead < n) __builtin_prefetch(&sorted[static_cast<uint32>(refs_sorted[i + kAhead])].fp);
                 ref.pos = static_cast<uint32>(refs_sorted[i]);
-                rotation = simhash_rotation(sorted[ref.pos].fp, &g, t);
+                rotation = simhash_rotation(sorted[ref.pos].fp, &kg, t);
             }
-            ref.key = simhash_rotation_ref_key(rotation, &g);
-            table_add(&tw, &ref, simhash_rotation_block(rotation, &g, t));
+            ref.key = simhash_rotation_ref_key(rotation, &kg);
+            table_add(&tw, &ref, simhash_rotation_block(rotation, &kg, t));
             if ((i & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
         }
         table_finish(&tw, nprefixes);
@@ -534,7 +543,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     slot->ntables = meta->ntables;
     slot->dirbits = meta->dirbits;
     double block_bits[SIMHASH_MAX_TABLES];
-    simhash::block_entropy_bits(s->counts, s->order, g.len, ntables, block_bits);
+    simhash::block_entropy_bits(s->counts, s->order, kg.len, ntables, block_bits);
     for (int t = 0; t < SIMHASH_MAX_TABLES; ++t)
         slot->block_bits[t] = static_cast<uint8>(t < ntables ? Max(1.0, std::floor(block_bits[t] + 0.5)) : 0);
     pfree(meta);
