@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Dedup on load by radius: for each radius in RADII (default "0 1 3 6 10"), a fresh table of BASE
+# Dedup on load by radius: for each radius in RADII (default "0 1 3 6 10 unique"), a fresh table of BASE
 # random fingerprints (default 10M; DATA=uniform, the default, or skewed: the 12 low bits
 # constant, as bench_data.sql's skewed data set) with a simhash index, LOAD_ROWS rows (default 1M) loaded
 # without the trigger, then other rows through simhash_dedup('fp', radius, 'skip'): LOAD_ROWS up to
 # radius 3, a fifth of them up to radius 6, a twentieth beyond (a row's check is a query at the
 # radius and grows with it: at radius 10 a million rows would take about eleven minutes here).
 # Transactions of BATCH_ROWS (default 5000). Prints both rates, the ratio and the time a row takes
-# through the trigger.
+# through the trigger. The word `unique` in RADII (there by default) measures instead what
+# PostgreSQL offers for exact duplicates without the extension, on the same table: a UNIQUE B-tree
+# on fp and INSERT ... ON CONFLICT (fp) DO NOTHING (bench/dedup_unique.sql), LOAD_ROWS rows each.
 #
 # Usage: bench/dedup_radius.sh [BASE]
 # Connection through PGHOST, PGPORT, PGUSER, PGDATABASE; the database needs CREATE EXTENSION
@@ -26,7 +28,14 @@ esac
 echo "data: ${DATA:-uniform}"
 prewarm=$("${psql[@]}" -At -c "SELECT count(*) FROM pg_extension WHERE extname = 'pg_prewarm'")
 
-for radius in ${RADII:-0 1 3 6 10}; do
+for radius in ${RADII:-0 1 3 6 10 unique}; do
+    if [[ $radius == unique ]]; then
+        "${psql[@]}" -v base="$base" -v kind=simhash -v ingest_fp="$fingerprint" -f "$here/ingest_setup.sql"
+        if [[ $prewarm == 1 ]]; then "${psql[@]}" -At -c "SELECT pg_prewarm('ingest_sh')" >/dev/null; fi
+        "${psql[@]}" -At -v base="$base" -v dedup_rows="$load_rows" -v batch_rows="$batch_rows" \
+            -v ingest_fp="$fingerprint" -f "$here/dedup_unique.sql"
+        continue
+    fi
     if ((radius <= 3)); then checked_rows=$load_rows
     elif ((radius <= 6)); then checked_rows=$((load_rows / 5))
     else checked_rows=$((load_rows / 20)); fi
