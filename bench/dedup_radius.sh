@@ -29,9 +29,9 @@ echo "data: ${DATA:-uniform}"
 prewarm=$("${psql[@]}" -At -c "SELECT count(*) FROM pg_extension WHERE extname = 'pg_prewarm'")
 
 for radius in ${RADII:-0 1 3 6 10 unique}; do
+    "${psql[@]}" -v base="$base" -v kind=simhash -v ingest_fp="$fingerprint" -f "$here/ingest_setup.sql"
+    if [[ $prewarm == 1 ]]; then "${psql[@]}" -At -c "SELECT pg_prewarm('ingest_sh')" >/dev/null; fi
     if [[ $radius == unique ]]; then
-        "${psql[@]}" -v base="$base" -v kind=simhash -v ingest_fp="$fingerprint" -f "$here/ingest_setup.sql"
-        if [[ $prewarm == 1 ]]; then "${psql[@]}" -At -c "SELECT pg_prewarm('ingest_sh')" >/dev/null; fi
         "${psql[@]}" -At -v base="$base" -v dedup_rows="$load_rows" -v batch_rows="$batch_rows" \
             -v ingest_fp="$fingerprint" -f "$here/dedup_unique.sql"
         continue
@@ -39,8 +39,6 @@ for radius in ${RADII:-0 1 3 6 10 unique}; do
     if ((radius <= 3)); then checked_rows=$load_rows
     elif ((radius <= 6)); then checked_rows=$((load_rows / 5))
     else checked_rows=$((load_rows / 20)); fi
-    "${psql[@]}" -v base="$base" -v kind=simhash -v ingest_fp="$fingerprint" -f "$here/ingest_setup.sql"
-    if [[ $prewarm == 1 ]]; then "${psql[@]}" -At -c "SELECT pg_prewarm('ingest_sh')" >/dev/null; fi
     "${psql[@]}" -At -v base="$base" -v dedup_rows="$load_rows" -v checked_rows="$checked_rows" \
         -v dedup_radius="$radius" -v batch_rows="$batch_rows" -v ingest_fp="$fingerprint" -f "$here/ingest_dedup.sql"
 done

@@ -2,8 +2,8 @@
 -- extension, for comparison with simhash_dedup at radius 0. :dedup_rows rows loaded in
 -- transactions of :batch_rows into the table with its simhash index; then a UNIQUE B-tree on fp
 -- (fingerprints stored twice are thinned to one row first: skewed data can repeat one), :dedup_rows
--- more rows loaded plainly, and :dedup_rows more through INSERT ... ON CONFLICT (fp) DO NOTHING;
--- prints the three rates.
+-- more rows loaded plainly, and :dedup_rows more through INSERT ... ON CONFLICT (fp) DO NOTHING,
+-- each of the two after a checkpoint; prints the three rates.
 CREATE TEMP TABLE ingest_rates (kind text, rows_per_s numeric);
 \ir ingest_procedure.sql
 \set conflict_rows :ingest_rows ' ON CONFLICT (fp) DO NOTHING'
