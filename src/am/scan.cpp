@@ -1,9 +1,11 @@
-// Scans: every matching TID is collected on the first amgettuple call (or straight into the bitmap),
-// so no page lock is kept between calls. The scan copies the metapage's lists (runs, pending list,
-// list being merged) under a share lock and releases it: the runs it copied stay readable until it
-// ends, because a merge retires replaced pages with a transaction ID that this scan's snapshot
-// holds back from recycling. On a hot standby the metapage stays share-locked while the scan reads
-// (see simhash_am.h).
+// Scans: a bitmap scan collects every matching TID into the bitmap in one call; a tuple scan
+// collects them structure by structure (lists and runs), returning what it has once a structure
+// read from its pages gave matches, so that a caller that wants one row stops early; no page lock
+// is kept between calls. The scan copies the metapage's lists (runs, pending list, list being
+// merged) under a share lock and releases it: the runs it copied stay readable until it ends,
+// because a merge retires replaced pages with a transaction ID that this scan's snapshot holds back
+// from recycling. On a hot standby the metapage stays share-locked while the scan reads (see
+// simhash_am.h), and a tuple scan collects everything in its first call.
 //
 // With radius r = m q + a (m tables, 0 <= a < m), a fingerprint within r bits of the query has one
 // of its first a + 1 blocks within q bits or one of the others within q - 1 (the refined
@@ -44,12 +46,41 @@ struct OrderedItem {
     uint32 arrival;  // which row of the ring's later-key distances is this item's (see below)
 };
 
+// Where a search stands between the calls of a tuple scan (see search()): the metapage's lists
+// as it copied them, and which of them it has searched.
+struct SearchProgress {
+    MemoryContext context;  // where runs and run_done live
+    bool may_stop;          // a tuple scan: return after a structure read from pages that matched
+    bool begun;
+    bool finished;
+    bool meta_pinned;       // meta_reader holds the metapage (during the first call only)
+    SimhashMetaReader meta_reader;
+    BlockNumber list_heads[2];  // the pending list, the list being merged
+    uint64 list_entries[2];
+    bool list_done[2];
+    uint32 epoch;
+    uint64 index_id;
+    uint32 nruns;
+    SimhashRunSlot *runs;
+    bool *run_done;
+};
+
+void search_progress_free(SearchProgress *p) {
+    if (p->runs) pfree(p->runs);
+    if (p->run_done) pfree(p->run_done);
+    p->runs = nullptr;
+    p->run_done = nullptr;
+}
+
+struct ProbeQuery;
+
 struct ScanOpaque {
     ItemPointerData *tids;
     Size ntids;
     Size capacity;
     Size next;
-    bool collected;
+    ProbeQuery *query;      // a tuple scan's query, from its first call after a (re)scan; or null
+    SearchProgress search;  // and its search
     MemoryContext context;  // where the TID and item arrays live (the scan's context)
     // Ordered scans (ORDER BY fp <~> q) return rows ring by ring: all rows at distance
     // (done_radius, ring radius], sorted by (distance, later ORDER BY distances, TID), then the
@@ -538,61 +569,96 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
     return true;
 }
 
-// Every entry within all of q's balls, through emit().
-void search(Relation index, ProbeQuery *q) {
-    int primary = 0;  // probe with the smallest ball, verify all of them
-    for (int k = 1; k < q->nkeys; ++k)
-        if (q->radius[k] < q->radius[primary]) primary = k;
-
-    // The lists to read, copied; on a hot standby the metapage stays share-locked (see above).
-    SimhashMetaReader meta_reader;
-    const SimhashMetaData *meta = simhash_meta_lock(index, &meta_reader);
-    const BlockNumber pending_head = meta->pending_head, merge_head = meta->merge_head;
-    const uint64 npending = meta->npending, nmerge = meta->nmerge;
-    const uint32 epoch = meta->pending_epoch;
-    const uint32 nruns = meta->nruns;
-    const uint64 index_id = meta->index_id;
-    SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
-    memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
-    simhash_meta_copied(&meta_reader);
-    if (!meta_reader.held) simhash_debug_pause();
+// Every entry within all of q's balls, through emit(), searched structure by structure: the
+// lists and the runs the metapage named when the search began. A tuple scan may stop after a
+// structure read from its pages that emitted entries (progress->may_stop), and go on with the
+// others from the next call: a caller that wants one row (EXISTS, LIMIT 1, the dedup trigger's
+// 'skip') does not pay for the rest once the largest run has one. Nothing found is lost by
+// stopping, and nothing is emitted twice: each structure is marked done once searched, and each
+// heap row is in one structure. Between calls the search keeps only its copy of the metapage's
+// lists (the structures stay readable, as for a long search: the scan's snapshot holds back
+// their recycling); backend copies and cached runs are looked up again, since another scan may
+// drop them meanwhile. On a hot standby the metapage stays share-locked until the search ends, so
+// there it never stops early.
+void search(Relation index, ProbeQuery *q, SearchProgress *progress) {
+    SearchProgress *p = progress;
+    if (!p->begun) {
+        int primary = 0;  // probe with the smallest ball, verify all of them
+        for (int k = 1; k < q->nkeys; ++k)
+            if (q->radius[k] < q->radius[primary]) primary = k;
+        // The lists to read, copied; on a hot standby the metapage stays share-locked (see above).
+        const SimhashMetaData *meta = simhash_meta_lock(index, &p->meta_reader);
+        p->list_heads[0] = meta->pending_head;
+        p->list_heads[1] = meta->merge_head;
+        p->list_entries[0] = meta->npending;
+        p->list_entries[1] = meta->nmerge;
+        p->epoch = meta->pending_epoch;
+        p->nruns = meta->nruns;
+        p->index_id = meta->index_id;
+        p->runs = static_cast<SimhashRunSlot *>(MemoryContextAlloc(p->context, Max(p->nruns, 1) * sizeof(SimhashRunSlot)));
+        p->run_done = static_cast<bool *>(MemoryContextAllocZero(p->context, Max(p->nruns, 1) * sizeof(bool)));
+        memcpy(p->runs, meta->runs, p->nruns * sizeof(SimhashRunSlot));
+        simhash_meta_copied(&p->meta_reader);
+        p->meta_pinned = true;
+        if (p->meta_reader.held)
+            p->may_stop = false;
+        else
+            simhash_debug_pause();
+        q->primary = primary;
+        q->r = q->radius[primary];
+        p->begun = true;
+    }
+    const int primary = q->primary;
+    const int64 found_before = q->found;
 
     simhash_copy_cache_scan_begins();
-    q->primary = primary;
-    q->r = q->radius[primary];
     // Backend copies (the lists, small runs) are searched last: the lines their search starts from
     // are requested when they are found, and arrive while the large runs' pages are probed.
-    const SimhashCachedChain **copies =
-        static_cast<const SimhashCachedChain **>(palloc((nruns + 2) * sizeof(SimhashCachedChain *)));
-    int ncopies = 0;
-    auto search_later = [&](const SimhashCachedChain *copy) {
-        simhash::block_buckets_prefetch(copy->buckets, static_cast<uint64>(q->center[primary]), q->r);
-        copies[ncopies++] = copy;
+    struct Later {
+        const SimhashCachedChain *copy;
+        bool *done;
     };
-    const BlockNumber list_heads[2] = {pending_head, merge_head};
-    const uint64 list_entries[2] = {npending, nmerge};
-    for (int l = 0; l < 2; ++l) {
-        const SimhashCachedChain *copy = simhash_cached_list(index, index_id, epoch, list_heads[l], list_entries[l]);
-        if (copy != nullptr)
-            search_later(copy);
-        else
-            scan_chain(index, q, list_heads[l], SIMHASH_PENDING, list_entries[l]);
+    Later *later = static_cast<Later *>(palloc((p->nruns + 2) * sizeof(Later)));
+    int nlater = 0;
+    auto search_later = [&](const SimhashCachedChain *copy, bool *done) {
+        simhash::block_buckets_prefetch(copy->buckets, static_cast<uint64>(q->center[primary]), q->r);
+        later[nlater++] = Later{copy, done};
+    };
+    // Read from pages: done, and where the caller may stop, a reason to stop if it found entries.
+    auto read_and_stop = [&](bool *done) {
+        *done = true;
+        return p->may_stop && q->found > found_before;
+    };
+    bool stopped = false;
+    for (int l = 0; l < 2 && !stopped; ++l) {
+        if (p->list_done[l]) continue;
+        const SimhashCachedChain *copy =
+            simhash_cached_list(index, p->index_id, p->epoch, p->list_heads[l], p->list_entries[l]);
+        if (copy != nullptr) {
+            search_later(copy, &p->list_done[l]);
+            continue;
+        }
+        scan_chain(index, q, p->list_heads[l], SIMHASH_PENDING, p->list_entries[l]);
+        stopped = read_and_stop(&p->list_done[l]);
     }
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
-    for (uint32 i = 0; i < nruns; ++i) {
+    for (uint32 i = 0; i < p->nruns && !stopped; ++i) {
+        if (p->run_done[i]) continue;
+        const SimhashRunSlot *slot = &p->runs[i];
         SimhashCachedRun cached;
-        simhash_cached_run(index, index_id, &runs[i], &cached);
+        simhash_cached_run(index, p->index_id, slot, &cached);
         const SimhashRunData *run = cached.run;
-        const SimhashCachedChain *copy = simhash_cached_run_entries(index, index_id, &runs[i], run);
+        const SimhashCachedChain *copy = simhash_cached_run_entries(index, p->index_id, slot, run);
         if (copy != nullptr) {
-            search_later(copy);
+            search_later(copy, &p->run_done[i]);
             continue;
         }
         SimhashScanEstimate estimate;
-        simhash_estimate_scan(&runs[i], q->r, random_page_cost, seq_page_cost, &estimate);
+        simhash_estimate_scan(slot, q->r, random_page_cost, seq_page_cost, &estimate);
         if (estimate.full_scan) {
-            scan_chain(index, q, run->tables[0].first, SIMHASH_DATA, runs[i].nentries);
+            scan_chain(index, q, run->tables[0].first, SIMHASH_DATA, slot->nentries);
+            stopped = read_and_stop(&p->run_done[i]);
             continue;
         }
         simhash_geometry(run->ntables, run->dirbits, &q->g);
@@ -604,16 +670,34 @@ void search(Relation index, ProbeQuery *q) {
             q->qkey[t] = simhash_ref_key(q->center[primary], &q->g, t);
         }
         probe_tables(index, q);
+        stopped = read_and_stop(&p->run_done[i]);
     }
-    // The copies' directory lines have arrived by now: the lines of their entries are asked for
-    // together before the first copy is searched.
-    for (int c = 0; c < ncopies; ++c)
-        simhash::block_buckets_prefetch_entries(copies[c]->buckets, copies[c]->fps,
-                                                static_cast<uint64>(q->center[primary]), q->r);
-    for (int c = 0; c < ncopies; ++c) search_copy(q, copies[c]);
-    pfree(copies);
-    pfree(runs);
-    simhash_meta_release(&meta_reader);
+    if (!stopped) {
+        // The copies' directory lines have arrived by now: the lines of their entries are asked
+        // for together before the first copy is searched.
+        for (int c = 0; c < nlater; ++c)
+            simhash::block_buckets_prefetch_entries(later[c].copy->buckets, later[c].copy->fps,
+                                                    static_cast<uint64>(q->center[primary]), q->r);
+        for (int c = 0; c < nlater; ++c) {
+            search_copy(q, later[c].copy);
+            *later[c].done = true;
+        }
+        p->finished = true;
+    }
+    pfree(later);
+    // The metapage's pin (and on a standby its lock) is kept no longer than the first call.
+    if (p->meta_pinned) {
+        simhash_meta_release(&p->meta_reader);
+        p->meta_pinned = false;
+    }
+    if (p->finished) search_progress_free(p);
+}
+
+// Searches all of q in one call (bitmap scans, the rings of ordered scans).
+void search_all(Relation index, ProbeQuery *q) {
+    SearchProgress progress = {};
+    progress.context = CurrentMemoryContext;
+    search(index, q, &progress);
 }
 
 // Adds a ball to q; a scan with no condition is the ball of radius 64, NULL fingerprints included.
@@ -623,16 +707,42 @@ void add_ball(ProbeQuery *q, int64 center, int radius) {
     q->nkeys++;
 }
 
-void collect(IndexScanDesc scan, ProbeQuery *q) {
+// Fills q from the scan's keys (a scan with no condition: radius 64, NULL fingerprints included)
+// and counts the scan; false when no row can match.
+bool start_query(IndexScanDesc scan, ProbeQuery *q) {
     // One scan per (re)scan, as the built-in AMs count it (pg_stat_user_indexes.idx_scan); the
     // executor counts the tuples returned (idx_tup_read).
     pgstat_count_index_scan(scan->indexRelation);
-    if (!prepare_query(scan, q)) return;
+    if (!prepare_query(scan, q)) return false;
     if (q->nkeys == 0) {
         add_ball(q, 0, 64);
         q->with_nulls = true;
     }
-    search(scan->indexRelation, q);
+    return true;
+}
+
+// A tuple scan's next part: its first call sets up the query; each call searches until entries
+// come or every structure is searched.
+void collect_more(IndexScanDesc scan, ScanOpaque *so) {
+    if (so->query == nullptr) {
+        so->query = static_cast<ProbeQuery *>(MemoryContextAllocZero(so->context, sizeof(ProbeQuery)));
+        so->query->so = so;
+        if (!start_query(scan, so->query)) {
+            so->search.finished = true;
+            return;
+        }
+    }
+    search(scan->indexRelation, so->query, &so->search);
+}
+
+// Resets a tuple scan's query and search (rescan, end).
+void reset_search(ScanOpaque *so) {
+    if (so->query) pfree(so->query);
+    so->query = nullptr;
+    search_progress_free(&so->search);
+    so->search = SearchProgress{};
+    so->search.context = so->context;
+    so->search.may_stop = true;
 }
 
 // Order of a ring: by the first distance, the later keys' distances, then TID.
@@ -680,7 +790,7 @@ void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
         if (q->radius[k] <= radius) radius = 64;
     if (radius < 64 || nconditions == 0) add_ball(q, so->order_null ? 0 : so->order_center, radius);
     q->with_nulls = nconditions == 0 && radius == 64;
-    search(index, q);
+    search_all(index, q);
     pfree(q);
     std::sort(so->items, so->items + so->nitems, ItemPrecedes{so});
     so->done_radius = radius;
@@ -699,6 +809,7 @@ IndexScanDesc simhash_ambeginscan(Relation index, int nkeys, int norderbys) {
     IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
     ScanOpaque *so = static_cast<ScanOpaque *>(palloc0(sizeof(ScanOpaque)));
     so->context = CurrentMemoryContext;
+    reset_search(so);
     scan->opaque = so;
     if (norderbys > 0) {  // the AM provides the arrays for the ORDER BY values it returns
         scan->xs_orderbyvals = static_cast<Datum *>(palloc0(sizeof(Datum) * norderbys));
@@ -715,7 +826,7 @@ void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey order
         memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
     so->ntids = 0;
     so->next = 0;
-    so->collected = false;
+    reset_search(so);
     so->ordered = scan->numberOfOrderBys > 0;
     if (so->ordered) {
         const ScanKey order = &scan->orderByData[0];
@@ -774,14 +885,10 @@ bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir) {
         }
         return true;
     }
-    if (!so->collected) {
-        ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
-        q->so = so;
-        collect(scan, q);
-        pfree(q);
-        so->collected = true;
+    while (so->next >= so->ntids) {
+        if (so->search.finished) return false;
+        collect_more(scan, so);
     }
-    if (so->next >= so->ntids) return false;
     scan->xs_heaptid = so->tids[so->next++];
     scan->xs_recheck = false;
     return true;
@@ -790,7 +897,7 @@ bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir) {
 int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm) {
     ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
     q->tbm = tbm;
-    collect(scan, q);
+    if (start_query(scan, q)) search_all(scan->indexRelation, q);
     flush_to_bitmap(q);
     if (q->tbm_batch) pfree(q->tbm_batch);
     if (q->tbm_scratch) pfree(q->tbm_scratch);
@@ -801,6 +908,7 @@ int64 simhash_amgetbitmap(IndexScanDesc scan, TIDBitmap *tbm) {
 
 void simhash_amendscan(IndexScanDesc scan) {
     ScanOpaque *so = static_cast<ScanOpaque *>(scan->opaque);
+    reset_search(so);
     if (so->tids) pfree(so->tids);
     if (so->items) pfree(so->items);
     pfree(so);
