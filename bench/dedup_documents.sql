@@ -25,16 +25,11 @@ CHECKPOINT;
 SELECT format('INSERT INTO dedup_docs SELECT %s + id, body, %I(body) FROM dedup_staging WHERE id BETWEEN $1 AND $2',
               :base, :'fingerprint') AS load_statement \gset
 SELECT avg(octet_length(body))::int AS mean_bytes FROM dedup_staging \gset
-SELECT clock_timestamp() AS t0 \gset
-CALL pg_temp.load_batches(:'load_statement', 0, :load_rows, :batch_rows);
-SELECT round(:load_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)) AS plain_rate \gset
+CALL pg_temp.load_batches(:'load_statement', 0, :load_rows, :batch_rows) \gset plain_
 CREATE TRIGGER dedup_docs_dedup BEFORE INSERT ON dedup_docs FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
-SELECT count(*) AS before FROM dedup_docs \gset
-SELECT clock_timestamp() AS t0 \gset
-CALL pg_temp.load_batches(:'load_statement', :load_rows, :load_rows, :batch_rows);
-SELECT round(:load_rows / extract(epoch FROM clock_timestamp() - :'t0'::timestamptz)) AS dedup_rate \gset
+CALL pg_temp.load_batches(:'load_statement', :load_rows, :load_rows, :batch_rows) \gset dedup_
 SELECT format('%s base rows, documents of %s lines (%s bytes on average) fingerprinted with %s: load %s rows/s plain, '
               '%s rows/s through simhash_dedup (%s%%), %s rows skipped',
-              :base, :lines, :mean_bytes, :'fingerprint', :plain_rate, :dedup_rate, round(100.0 * :dedup_rate / :plain_rate),
-              :load_rows - (SELECT count(*) FROM dedup_docs) + :before);
+              :base, :lines, :mean_bytes, :'fingerprint', :plain_rows_per_s, :dedup_rows_per_s,
+              round(100.0 * :dedup_rows_per_s / :plain_rows_per_s), :load_rows - :dedup_inserted);
 DROP TABLE dedup_docs, dedup_staging;

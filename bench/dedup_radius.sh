@@ -39,7 +39,7 @@ for radius in ${RADII:-0 1 3 6 10 unique}; do
     if [[ $prewarm == 1 ]]; then "${psql[@]}" -At -c "SELECT pg_prewarm('ingest_sh')" >/dev/null; fi
     if [[ $radius == unique ]]; then
         "${psql[@]}" -At -v base="$base" -v dedup_rows="$load_rows" -v batch_rows="$batch_rows" \
-            -v ingest_fp="$fingerprint" -f "$here/dedup_unique.sql"
+            -v ingest_fp="$fingerprint" -v prewarm="$prewarm" -f "$here/dedup_unique.sql"
         continue
     fi
     if ((radius <= 3)); then checked_rows=$load_rows

@@ -4,7 +4,7 @@ SET client_min_messages = warning;
 DROP TABLE IF EXISTS ingest_docs, ingest_query_ms, ingest_done;
 CREATE TABLE ingest_docs (id bigint, fp bigint);
 \ir ingest_procedure.sql
-CALL pg_temp.load_batches(:'ingest_rows', 0, :base, :base);
+CALL pg_temp.load_batches(:'ingest_rows', 0, :base, :base) \gset setup_
 SELECT CASE :'kind'
     WHEN 'simhash' THEN 'CREATE INDEX ingest_sh ON ingest_docs USING simhash (fp)'
     ELSE 'CREATE INDEX ingest_b0 ON ingest_docs (((fp >> 48) & 65535));

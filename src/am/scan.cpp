@@ -53,8 +53,6 @@ struct SearchProgress {
     bool may_stop;          // a tuple scan: return after a structure read from pages that matched
     bool begun;
     bool finished;
-    bool meta_pinned;       // meta_reader holds the metapage (during the first call only)
-    SimhashMetaReader meta_reader;
     BlockNumber list_heads[2];  // the pending list, the list being merged
     uint64 list_entries[2];
     bool list_done[2];
@@ -582,12 +580,16 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
 // there it never stops early.
 void search(Relation index, ProbeQuery *q, SearchProgress *progress) {
     SearchProgress *p = progress;
-    if (!p->begun) {
+    // The call that begins the search holds the metapage until its end (only its pin, but for
+    // the lock on a hot standby).
+    const bool beginning = !p->begun;
+    SimhashMetaReader meta_reader;
+    if (beginning) {
         int primary = 0;  // probe with the smallest ball, verify all of them
         for (int k = 1; k < q->nkeys; ++k)
             if (q->radius[k] < q->radius[primary]) primary = k;
         // The lists to read, copied; on a hot standby the metapage stays share-locked (see above).
-        const SimhashMetaData *meta = simhash_meta_lock(index, &p->meta_reader);
+        const SimhashMetaData *meta = simhash_meta_lock(index, &meta_reader);
         p->list_heads[0] = meta->pending_head;
         p->list_heads[1] = meta->merge_head;
         p->list_entries[0] = meta->npending;
@@ -598,9 +600,8 @@ void search(Relation index, ProbeQuery *q, SearchProgress *progress) {
         p->runs = static_cast<SimhashRunSlot *>(MemoryContextAlloc(p->context, Max(p->nruns, 1) * sizeof(SimhashRunSlot)));
         p->run_done = static_cast<bool *>(MemoryContextAllocZero(p->context, Max(p->nruns, 1) * sizeof(bool)));
         memcpy(p->runs, meta->runs, p->nruns * sizeof(SimhashRunSlot));
-        simhash_meta_copied(&p->meta_reader);
-        p->meta_pinned = true;
-        if (p->meta_reader.held)
+        simhash_meta_copied(&meta_reader);
+        if (meta_reader.held)
             p->may_stop = false;
         else
             simhash_debug_pause();
@@ -685,11 +686,7 @@ void search(Relation index, ProbeQuery *q, SearchProgress *progress) {
         p->finished = true;
     }
     pfree(later);
-    // The metapage's pin (and on a standby its lock) is kept no longer than the first call.
-    if (p->meta_pinned) {
-        simhash_meta_release(&p->meta_reader);
-        p->meta_pinned = false;
-    }
+    if (beginning) simhash_meta_release(&meta_reader);
     if (p->finished) search_progress_free(p);
 }
 
