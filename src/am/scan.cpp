@@ -569,7 +569,7 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
 
 // Every entry within all of q's balls, through emit(), searched structure by structure: the
 // lists and the runs the metapage named when the search began. A tuple scan may stop after a
-// structure read from its pages that emitted entries (progress->may_stop), and go on with the
+// structure read from its pages that emitted entries (p->may_stop), and go on with the
 // others from the next call: a caller that wants one row (EXISTS, LIMIT 1, the dedup trigger's
 // 'skip') does not pay for the rest once the largest run has one. Nothing found is lost by
 // stopping, and nothing is emitted twice: each structure is marked done once searched, and each
@@ -578,8 +578,7 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
 // their recycling); backend copies and cached runs are looked up again, since another scan may
 // drop them meanwhile. On a hot standby the metapage stays share-locked until the search ends, so
 // there it never stops early.
-void search(Relation index, ProbeQuery *q, SearchProgress *progress) {
-    SearchProgress *p = progress;
+void search(Relation index, ProbeQuery *q, SearchProgress *p) {
     // The call that begins the search holds the metapage until its end (only its pin, but for
     // the lock on a hot standby).
     const bool beginning = !p->begun;
