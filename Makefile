@@ -1,6 +1,6 @@
 # simhash: PGXS build of the extension (C++17, C linkage), plus the core unit tests and benchmarks.
 EXTENSION = simhash
-EXTVERSION = 0.3.0
+EXTVERSION = 0.4.0
 MODULE_big = simhash
 # The current version's install script, the first release's (the upgrade test starts there) and
 # every upgrade script (simhash--A--B.sql); other versions install through the upgrade path.

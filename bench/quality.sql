@@ -6,109 +6,15 @@
 -- exact Jaccard or MinHash estimate passes a threshold, also timed as an application runs it), per
 -- source and overall.
 --
--- Four sources of text that Debian ships (scripts/quality.sh installs them):
---   faq-en        sections of the Debian FAQ in English (debian-faq)
---   faq-zh        sections of the Debian FAQ in Simplified Chinese (debian-faq-zh-cn)
---   reference-zh  every second section of the Debian Reference in Simplified Chinese
---                 (debian-reference-zh-cn), 400 to 6,000 characters
---   copyright     the package copyright files of the machine (/usr/share/doc/*/copyright), one
---                 of each identical text, 400 to 20,000 characters: licence texts with natural
---                 near-duplicates
--- Truth. faq-en, faq-zh, reference-zh: each section gets generated near-duplicates of the kinds
--- crawlers meet, and every pair of documents derived from the same section is a true pair, every
--- other pair is not:
---   mirror:  site header, footer with visitor counter, date and an ad added
---   counter: only the counter and date of a mirrored page changed (a copy of a mirror)
---   typos:   5% of the tokens (words; characters for Chinese) replaced
---   cut:     10% of the lines deleted
---   insert:  a related-links line inserted after every 8th line
---   heavy:   mirror + 10% of tokens replaced + 10% of lines deleted
--- copyright: no generated edits; a pair is true when the exact Jaccard similarity of the two
--- texts' sets of character 5-grams is at least 0.8.
--- Run by scripts/quality.sh with :textdir holding faq.en.txt, faq.zh.txt, reference.zh.txt and a
--- copyright/ directory.
+-- The corpus (six sources of text that Debian ships, and the truth) is bench/quality_corpus.sql.
+-- Run by scripts/quality.sh, which lays the texts out in :textdir.
 \set ON_ERROR_STOP on
 \pset footer off
 SET client_min_messages = warning;
 SET work_mem = '256MB';
 CREATE EXTENSION IF NOT EXISTS simhash;
 
--- Deterministic pseudo-random numbers in [0, 1) from a key (no dependence on random()).
-CREATE FUNCTION pg_temp.unit_hash(key text) RETURNS float8 LANGUAGE sql IMMUTABLE AS
-$$ SELECT (hashtextextended(key, 7) & 2147483647)::float8 / 2147483648 $$;
-
--- Replace a fraction of tokens: words for English, characters for Chinese. Whitespace is kept as
--- it was, so that an edited document keeps its lines (the heavy edit then cuts lines from it).
-CREATE FUNCTION pg_temp.replace_tokens(body text, lang text, fraction float8, seed text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-  SELECT string_agg(CASE WHEN m[1] !~ '^\s' AND pg_temp.unit_hash(seed || ':' || i) < fraction
-                         THEN CASE WHEN lang = 'zh' THEN '改' ELSE 'edited' END ELSE m[1] END || m[2], '' ORDER BY i)
-  FROM regexp_matches(body, CASE WHEN lang = 'zh' THEN '(.)()' ELSE '(\S+)(\s*)' END, 'g') WITH ORDINALITY AS t(m, i)
-$$;
-
-CREATE FUNCTION pg_temp.drop_lines(body text, fraction float8, seed text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-  SELECT string_agg(line, E'\n' ORDER BY i)
-  FROM unnest(string_to_array(body, E'\n')) WITH ORDINALITY AS t(line, i)
-  WHERE pg_temp.unit_hash(seed || ':' || i) >= fraction
-$$;
-
-CREATE FUNCTION pg_temp.insert_lines(body text, lang text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-  SELECT string_agg(line || CASE WHEN i % 8 = 0 THEN E'\n' || CASE WHEN lang = 'zh' THEN '相关链接：更多精彩内容请访问我们的首页' ELSE 'Related links: more great content on our home page' END ELSE '' END,
-                    E'\n' ORDER BY i)
-  FROM unnest(string_to_array(body, E'\n')) WITH ORDINALITY AS t(line, i)
-$$;
-
-CREATE FUNCTION pg_temp.mirror(body text, lang text, visitors int) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-  SELECT CASE WHEN lang = 'zh'
-    THEN '首页 | 新闻 | 登录' || E'\n' || body || E'\n分享本页。访问量：' || visitors || '。更新于 2026-11-' || (visitors % 28 + 1) || '。广告：点击这里领取优惠券！'
-    ELSE 'Home | News | Login' || E'\n' || body || E'\nShare this page. Visitors: ' || visitors || '. Last updated 2026-11-' || (visitors % 28 + 1) || '. Advertisement: try our cloud hosting today!'
-  END
-$$;
-
-CREATE TEMP TABLE sections AS
-SELECT source, lang, row_number() OVER (PARTITION BY source ORDER BY ord) AS n, body FROM (
-  SELECT 'faq-en' AS source, 'en' AS lang, ord, s AS body
-  FROM regexp_split_to_table(pg_read_file(:'textdir' || '/faq.en.txt'), '\n(?=\d+\.\d+\.[^0-9])') WITH ORDINALITY AS t(s, ord)
-  WHERE s ~ '^\d+\.\d+\.[^0-9]' AND length(s) >= 400
-  UNION ALL
-  SELECT 'faq-zh', 'zh', ord, s
-  FROM regexp_split_to_table(pg_read_file(:'textdir' || '/faq.zh.txt'), '\n(?=\d+\.\d+\.[^0-9])') WITH ORDINALITY AS t(s, ord)
-  WHERE s ~ '^\d+\.\d+\.[^0-9]' AND length(s) >= 400
-  UNION ALL
-  SELECT 'reference-zh', 'zh', ord, s
-  FROM regexp_split_to_table(pg_read_file(:'textdir' || '/reference.zh.txt'), '\n(?=\d+\.\d+\.\d+\.)') WITH ORDINALITY AS t(s, ord)
-  WHERE s ~ '^\d+\.\d+\.\d+\.' AND length(s) BETWEEN 400 AND 6000) AS s;
-
-CREATE TEMP TABLE copyright AS
-SELECT DISTINCT ON (md5(body)) name, body
-FROM (SELECT f AS name, pg_read_file(:'textdir' || '/copyright/' || f) AS body FROM pg_ls_dir(:'textdir' || '/copyright') AS f) t
-WHERE length(body) BETWEEN 400 AND 20000 ORDER BY md5(body), name;
-
-CREATE TEMP TABLE docs AS
-WITH base AS (SELECT source, lang, n AS base_id, body FROM sections WHERE source <> 'reference-zh' OR n % 2 = 0)
-SELECT source, lang, base_id, 'original' AS kind, body FROM base
-UNION ALL SELECT source, lang, base_id, 'mirror', pg_temp.mirror(body, lang, 1000 + base_id::int) FROM base
-UNION ALL SELECT source, lang, base_id, 'counter', pg_temp.mirror(body, lang, 1001 + base_id::int) FROM base
-UNION ALL SELECT source, lang, base_id, 'typos', pg_temp.replace_tokens(body, lang, 0.05, 'typos' || base_id) FROM base
-UNION ALL SELECT source, lang, base_id, 'cut', pg_temp.drop_lines(body, 0.10, 'cut' || base_id) FROM base
-UNION ALL SELECT source, lang, base_id, 'insert', pg_temp.insert_lines(body, lang) FROM base
-UNION ALL SELECT source, lang, base_id, 'heavy', pg_temp.mirror(pg_temp.drop_lines(pg_temp.replace_tokens(body, lang, 0.10, 'heavy' || base_id), 0.10, 'heavyc' || base_id), lang, 5000 + base_id::int) FROM base
-UNION ALL SELECT 'copyright', 'en', row_number() OVER (ORDER BY name), 'original', body FROM copyright;
-ALTER TABLE docs ADD COLUMN doc_id serial PRIMARY KEY;
-
--- content_truth: the second rule, the copyright files' rule applied to every source (a pair is
--- true when its character 5-gram Jaccard is at least 0.8, whatever it was derived from): the
--- SimHash summary is printed under both rules.
-CREATE TEMP TABLE pairs AS
-SELECT source, a, b, CASE WHEN source = 'copyright' THEN content_truth ELSE derived END AS truth, content_truth
-FROM (SELECT a.source, a.doc_id AS a, b.doc_id AS b, a.base_id = b.base_id AS derived,
-             shingle_jaccard(a.body, b.body, 'char', 5) >= 0.8 AS content_truth
-      FROM docs a JOIN docs b ON a.source = b.source AND a.doc_id < b.doc_id) p;
-ANALYZE docs;
-ANALYZE pairs;
-CREATE TEMP TABLE truths AS
-SELECT source, count(*) FILTER (WHERE truth) AS t, count(*) FILTER (WHERE content_truth) AS content_t
-FROM pairs GROUP BY source;
+\ir quality_corpus.sql
 
 \echo '== Corpus'
 SELECT d.source, count(*) AS documents, round(avg(length(body))) AS avg_chars, t.t AS true_pairs,
@@ -205,6 +111,7 @@ $$ SELECT round(2 * tp / nullif(2 * tp + fp + (t - tp), 0), 3) $$;
 -- k <= 8, of every configuration, under the derived truth or the content rule.
 CREATE FUNCTION pg_temp.simhash_summary(by_content boolean)
 RETURNS TABLE (features text, faq_en numeric, faq_zh numeric, reference_zh numeric, copyright numeric,
+               reference_en numeric, python_docs numeric,
                overall numeric, at_k int, overall_k_le_8 numeric) LANGUAGE sql AS $$
     WITH q AS (
       SELECT q.source, q.cfg, q.k,
@@ -218,11 +125,13 @@ RETURNS TABLE (features text, faq_en numeric, faq_zh numeric, reference_zh numer
            max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'faq-zh'),
            max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'reference-zh'),
            max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'copyright'),
+           max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'reference-en'),
+           max(pg_temp.f1(q.tp, q.fp, q.t)) FILTER (WHERE q.source = 'python-docs'),
            (SELECT max(o.f) FROM overall o WHERE o.cfg = c.cfg),
            (SELECT o.k FROM overall o WHERE o.cfg = c.cfg ORDER BY o.f DESC, o.k LIMIT 1),
            (SELECT max(o.f) FROM overall o WHERE o.cfg = c.cfg AND o.k <= 8)
     FROM q JOIN configs c USING (cfg) WHERE c.seed = 0
-    GROUP BY c.cfg, c.name ORDER BY 6 DESC, 1
+    GROUP BY c.cfg, c.name ORDER BY 8 DESC, 1
 $$;
 
 \echo '== SimHash: best F1 per source (k = 0..16), and overall at the best k and the best k <= 8'
@@ -378,6 +287,8 @@ SELECT m.unit || ' ' || m.size AS shingles, q.method,
        max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'faq-zh') AS faq_zh,
        max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'reference-zh') AS reference_zh,
        max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'copyright') AS copyright,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'reference-en') AS reference_en,
+       max(pg_temp.f1(q.tp, q.fp, t.t)) FILTER (WHERE q.source = 'python-docs') AS python_docs,
        (SELECT max(f) FROM (SELECT pg_temp.f1(sum(tp), sum(fp), sum(t2.t)) AS f FROM jaccard_quality q2 JOIN truths t2 USING (source) WHERE q2.mcfg = q.mcfg AND q2.method = q.method GROUP BY th) o) AS overall
 FROM jaccard_quality q JOIN truths t USING (source) JOIN minhash_configs m USING (mcfg)
 GROUP BY q.mcfg, m.unit, m.size, q.method ORDER BY q.mcfg, q.method DESC;

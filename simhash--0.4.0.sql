@@ -1,4 +1,4 @@
--- simhash extension, version 0.3.0
+-- simhash extension, version 0.4.0
 \echo Use "CREATE EXTENSION simhash" to load this file. \quit
 
 --------------------------------------------------------------------------------------------------
