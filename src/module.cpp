@@ -15,7 +15,7 @@ SIMHASH_EXPORT void _PG_init(void);
 
 void _PG_init(void) {
     simhash_am_init();
-    simhash_etl_init();
+    simhash_batch_init();
     // After every simhash.* setting is defined: typos such as simhash.max_probe are then errors.
     MarkGUCPrefixReserved("simhash");
 }
