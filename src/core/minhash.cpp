@@ -156,6 +156,14 @@ uint64_t minhash64_text(const char *text, size_t len, const ShingleOptions &opti
     return minhash64_of(sketch);
 }
 
+uint64_t minhash64_text(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll,
+                        uint32_t *signature) {
+    MinhashSketch sketch(minhash64_family());
+    sketch.add_text(text, len, options, poll);
+    sketch.write_signature(signature);
+    return sketch.empty() ? 0 : minhash64_from_signature(signature);
+}
+
 uint64_t minhash64_hashes(const uint64_t *feature_hashes, size_t n, StopPoll *poll) {
     MinhashSketch sketch(minhash64_family());
     sketch.add_all(feature_hashes, n, poll);

@@ -86,6 +86,10 @@ constexpr int kMinhash64Slots = 64;
 uint64_t minhash64_from_signature(const uint32_t *signature);
 uint64_t minhash64_text(const char *text, size_t len, const ShingleOptions &options = {},
                         StopPoll *poll = nullptr);
+// minhash64_text that also writes the kMinhash64Slots-slot signature its bits come from (every
+// slot 0xFFFFFFFF for a text with no shingles), for callers that compare the slots too.
+uint64_t minhash64_text(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll,
+                        uint32_t *signature);
 uint64_t minhash64_hashes(const uint64_t *feature_hashes, size_t n, StopPoll *poll = nullptr);
 
 // Element-wise unsigned minimum: the signature of the union of the two sets.
