@@ -3,3 +3,13 @@
 
 -- Every change to the catalog between 0.3.0 and 0.4.0, in the order of simhash--0.4.0.sql.
 -- sql/upgrade.sql checks that an updated 0.1.0 has the same catalog as a fresh 0.4.0.
+
+-- Deduplicating a table in one call: candidates from the fingerprint join, verified against their
+-- keepers.
+CREATE FUNCTION near_duplicates(query text, threshold double precision DEFAULT 0.65, radius integer DEFAULT 10,
+                                measure text DEFAULT 'jaccard', unit text DEFAULT 'word', size integer DEFAULT 1,
+                                keeper text DEFAULT 'smallest', memory_limit text DEFAULT NULL)
+    RETURNS TABLE (id bigint, keeper_id bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'near_duplicates' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION near_duplicates(text, double precision, integer, text, text, integer, text, text) IS
+    'One row (id, keeper_id, similarity) for every document of query (id, document text [, fingerprint bigint] [, signature integer[]]) that duplicates another: candidates within radius bits of minhash64 fingerprints (or the given ones), each verified against its keeper (the smallest id, or the first row with keeper => ''first'') by the exact shingle Jaccard or containment (or the signatures'' estimate) reaching threshold; groups never chain';

@@ -515,6 +515,14 @@ CREATE FUNCTION minhash_pairs(query text, threshold double precision DEFAULT 0.8
 COMMENT ON FUNCTION minhash_pairs(text, double precision, integer, integer, text) IS
     'Pairs of rows of query (id bigint, signature integer[]) whose estimated Jaccard is at least threshold, found by LSH banding (bands x rows chosen from the threshold unless given) and verified on the whole signature; once each, id_a < id_b';
 
+CREATE FUNCTION near_duplicates(query text, threshold double precision DEFAULT 0.65, radius integer DEFAULT 10,
+                                measure text DEFAULT 'jaccard', unit text DEFAULT 'word', size integer DEFAULT 1,
+                                keeper text DEFAULT 'smallest', memory_limit text DEFAULT NULL)
+    RETURNS TABLE (id bigint, keeper_id bigint, similarity double precision)
+    AS 'MODULE_PATHNAME', 'near_duplicates' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION near_duplicates(text, double precision, integer, text, text, integer, text, text) IS
+    'One row (id, keeper_id, similarity) for every document of query (id, document text [, fingerprint bigint] [, signature integer[]]) that duplicates another: candidates within radius bits of minhash64 fingerprints (or the given ones), each verified against its keeper (the smallest id, or the first row with keeper => ''first'') by the exact shingle Jaccard or containment (or the signatures'' estimate) reaching threshold; groups never chain';
+
 --------------------------------------------------------------------------------------------------
 -- Batch pairs where the rows are (Citus): the permuted-table join as equi-joins on each table's
 -- key, so that rows co-locate by key and each node joins its own.

@@ -40,6 +40,18 @@ double sketch_jaccard(const uint8_t *a, const uint8_t *b) {
     return (static_cast<double>(equal) / kDuplicateSketchSlots - 1.0 / 16) * 16 / 15;
 }
 
+bool rank_by_id(const int64_t *ids, size_t n, uint32_t *row_of_rank, int64_t *repeated) {
+    if (n >= kUndecided) throw std::length_error("too many documents for one run (at most 4294967294)");
+    std::iota(row_of_rank, row_of_rank + n, 0u);
+    std::sort(row_of_rank, row_of_rank + n, [ids](uint32_t a, uint32_t b) { return ids[a] < ids[b]; });
+    for (size_t r = 1; r < n; ++r)
+        if (ids[row_of_rank[r]] == ids[row_of_rank[r - 1]]) {
+            *repeated = ids[row_of_rank[r]];
+            return true;
+        }
+    return false;
+}
+
 namespace {
 
 // The comparisons of one run. The keeper a candidate is compared with changes seldom (pairs come

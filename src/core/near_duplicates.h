@@ -88,6 +88,10 @@ struct CandidatePairs {
 
 constexpr uint32_t kUndecided = UINT32_MAX;
 
+// Ranks by id: row_of_rank[r] is the row (index into ids) of the r-th smallest id. Returns true and
+// sets *repeated when an id occurs more than once (the ranks are then incomplete). n < 2^32.
+bool rank_by_id(const int64_t *ids, size_t n, uint32_t *row_of_rank, int64_t *repeated);
+
 // A duplicate and its keeper (ranks), with their similarity.
 struct KeptDuplicate {
     uint32_t member;

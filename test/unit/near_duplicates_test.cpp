@@ -253,6 +253,17 @@ TEST(NearDuplicates, CallbacksStopTheRun) {
     EXPECT_GT(polls, 0);
 }
 
+TEST(NearDuplicates, RanksById) {
+    const int64_t ids[] = {30, -5, 12, INT64_MIN, 7};
+    uint32_t rows[5];
+    int64_t repeated = 0;
+    ASSERT_FALSE(simhash::rank_by_id(ids, 5, rows, &repeated));
+    EXPECT_EQ(std::vector<uint32_t>(rows, rows + 5), (std::vector<uint32_t>{3, 1, 4, 2, 0}));
+    const int64_t twice[] = {4, 9, 4};
+    ASSERT_TRUE(simhash::rank_by_id(twice, 3, rows, &repeated));
+    EXPECT_EQ(repeated, 4);
+}
+
 TEST(NearDuplicates, RefusesPairsThatAreNotRanks) {
     Fixture f;
     f.texts = {"a", "b"};
