@@ -8,11 +8,6 @@
 --
 -- The corpus (six sources of text that Debian ships, and the truth) is bench/quality_corpus.sql.
 -- Run by scripts/quality.sh, which lays the texts out in :textdir.
-\set ON_ERROR_STOP on
-\pset footer off
-SET client_min_messages = warning;
-SET work_mem = '256MB';
-CREATE EXTENSION IF NOT EXISTS simhash;
 
 \ir quality_corpus.sql
 

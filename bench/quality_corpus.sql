@@ -27,6 +27,13 @@
 -- texts' sets of character 5-grams is at least 0.8.
 -- Makes the temporary tables docs (doc_id, source, lang, base_id, kind, body), pairs (source, a,
 -- b, truth, content_truth: every pair a < b of one source) and truths (true pairs per source).
+-- The session of an evaluation script.
+\set ON_ERROR_STOP on
+\pset footer off
+SET client_min_messages = warning;
+SET work_mem = '256MB';
+CREATE EXTENSION IF NOT EXISTS simhash;
+
 -- Deterministic pseudo-random numbers in [0, 1) from a key (no dependence on random()).
 CREATE FUNCTION pg_temp.unit_hash(key text) RETURNS float8 LANGUAGE sql IMMUTABLE AS
 $$ SELECT (hashtextextended(key, 7) & 2147483647)::float8 / 2147483648 $$;

@@ -11,6 +11,9 @@ SELECT simhash('Crème brûlée à la façon de Noël') = :utf8_fp AS same_finge
        simhash_shingles('Crème BRÛLÉE à la façon') AS latin1_shingles,
        simhash_shingles('Crème BRÛLÉE à la façon')::text = :'utf8_shingles' AS same_shingles;
 SELECT minhash('Crème brûlée', slots => 4) AS latin1_minhash;
+-- near_duplicates compares the UTF-8 text too: case folds as in UTF-8, so 2 has the words of 1.
+SELECT * FROM near_duplicates($$VALUES (1, 'Crème brûlée à la façon de Noël'), (2, 'CRÈME BRÛLÉE À LA FAÇON DE NOËL!'),
+                                       (3, 'Crème brûlée, façon de Noël')$$);
 -- Case folding can leave the database encoding: MICRO SIGN folds to GREEK SMALL LETTER MU, which
 -- LATIN1 cannot hold. simhash() hashes it all the same; listing the shingle is refused, saying why.
 SELECT simhash('5 µg') <> 0 AS hashed;

@@ -183,7 +183,11 @@ void grow_rows(DuplicateRun *run, size_t rows) {
         return p ? repalloc_huge(p, bytes) : MemoryContextAllocHuge(outer, bytes);
     };
     run->ids = static_cast<int64 *>(grow(run->ids, sizeof(int64) * rows));
-    if (!run->by_signature) run->text_offsets = static_cast<uint64 *>(grow(run->text_offsets, sizeof(uint64) * (rows + 1)));
+    if (!run->by_signature) {
+        const bool first = run->text_offsets == nullptr;
+        run->text_offsets = static_cast<uint64 *>(grow(run->text_offsets, sizeof(uint64) * (rows + 1)));
+        if (first) run->text_offsets[0] = 0;
+    }
     if (run->sketches) run->sketches = static_cast<uint8 *>(grow(run->sketches, simhash::kDuplicateSketchBytes * rows));
     run->allocated = rows;
 }
@@ -350,6 +354,9 @@ void read_documents(DuplicateRun *run, const char *query) {
     SPI_cursor_close(portal);
     SPI_finish();
     finish_fingerprint_input(&run->join_reader);
+    // Ids are checked here (rank_documents), not from the join input's log of them.
+    if (run->join_input.ids.file) BufFileClose(run->join_input.ids.file);
+    run->join_input.ids.file = nullptr;
     MemoryContextDelete(run->row_context);
     if (run->counted_only) refuse_rows(run, run->n);
     if (!run->ids) grow_rows(run, 1);
@@ -361,13 +368,14 @@ void read_documents(DuplicateRun *run, const char *query) {
                                  size_text(static_cast<double>(run->n) * resident_bytes_per_row(run, true) * 4 / 3).text,
                                  resident_bytes_per_row(run, true))));
     const uint64 left_out = run->null_documents + run->null_fingerprints + run->null_signatures;
+    const char *what = run->null_documents == left_out      ? "document"
+                       : run->null_fingerprints == left_out ? "fingerprint"
+                       : run->null_signatures == left_out   ? "signature"
+                                                            : "document, fingerprint or signature";
     if (left_out > 0)
-        ereport(NOTICE, (errmsg("%s: %llu rows with a NULL %s were left out", kFunctionName,
-                                static_cast<unsigned long long>(left_out),
-                                run->null_documents == left_out      ? "document"
-                                : run->null_fingerprints == left_out ? "fingerprint"
-                                : run->null_signatures == left_out   ? "signature"
-                                                                     : "document, fingerprint or signature")));
+        ereport(NOTICE, (errmsg_plural("%s: %llu row with a NULL %s was left out",
+                                       "%s: %llu rows with a NULL %s were left out", static_cast<unsigned long>(left_out),
+                                       kFunctionName, static_cast<unsigned long long>(left_out), what)));
 }
 
 // Ranks -----------------------------------------------------------------------------------------
@@ -572,10 +580,13 @@ SIMHASH_FUNCTION(near_duplicates) {
     init_run_state(&run->state, fcinfo, kFunctionName);
     read_documents(run, query);
     rank_documents(run);
-    if (run->n < 2) return (Datum)0;
-    join_fingerprints(run, radius);
-    decide(run);
-    tuplesort_end(run->pairs);
+    if (run->n >= 2) {
+        join_fingerprints(run, radius);
+        decide(run);
+        tuplesort_end(run->pairs);
+    } else if (run->join_input.spill) {
+        BufFileClose(run->join_input.spill);
+    }
     if (run->texts) BufFileClose(run->texts);
     if (run->signatures) BufFileClose(run->signatures);
     return (Datum)0;
