@@ -13,3 +13,16 @@ CREATE FUNCTION near_duplicates(query text, threshold double precision DEFAULT 0
     AS 'MODULE_PATHNAME', 'near_duplicates' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION near_duplicates(text, double precision, integer, text, text, integer, text, text) IS
     'One row (id, keeper_id, similarity) for every document of query (id, document text [, fingerprint bigint] [, signature integer[]]) that duplicates another: candidates within radius bits of minhash64 fingerprints (or the given ones), each verified against its keeper (the smallest id, or the first row with keeper => ''first'') by the exact shingle Jaccard or containment (or the signatures'' estimate) reaching threshold; groups never chain';
+
+-- Defaults for the recommended fingerprint, minhash64, and groups that cannot chain: radius 10
+-- (was 3), simhash_groups' method 'leader' (was 'connected').
+CREATE OR REPLACE FUNCTION simhash_pairs(query text, radius integer DEFAULT 10, memory_limit text DEFAULT NULL)
+    RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+    AS 'MODULE_PATHNAME', 'simhash_pairs' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE OR REPLACE FUNCTION simhash_groups(query text, radius integer DEFAULT 10, method text DEFAULT 'leader',
+                               memory_limit text DEFAULT NULL)
+    RETURNS TABLE (id bigint, group_id bigint)
+    AS 'MODULE_PATHNAME', 'simhash_groups' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_groups(text, integer, text, text) IS
+    'A group id for every row of query (id bigint, fingerprint bigint) with a fingerprint: ''leader'' (the default) = every member within radius of its group''s leader, ''connected'' = connected components of the within-radius pairs (they chain); the group id is the smallest id of the group (the leader)';

@@ -495,18 +495,18 @@ COMMENT ON FUNCTION simhash_index_runs(regclass) IS
 -- MinHash LSH pairs. Set-returning functions that read their input query through a cursor.
 --------------------------------------------------------------------------------------------------
 
-CREATE FUNCTION simhash_pairs(query text, radius integer DEFAULT 3, memory_limit text DEFAULT NULL)
+CREATE FUNCTION simhash_pairs(query text, radius integer DEFAULT 10, memory_limit text DEFAULT NULL)
     RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
     AS 'MODULE_PATHNAME', 'simhash_pairs' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_pairs(text, integer, text) IS
     'Every pair of rows of query (id bigint, fingerprint bigint) whose fingerprints are within radius bits (0..64), once, with id_a < id_b; exact (permuted tables); memory_limit defaults to maintenance_work_mem, larger inputs are partitioned through temporary files';
 
-CREATE FUNCTION simhash_groups(query text, radius integer DEFAULT 3, method text DEFAULT 'connected',
+CREATE FUNCTION simhash_groups(query text, radius integer DEFAULT 10, method text DEFAULT 'leader',
                                memory_limit text DEFAULT NULL)
     RETURNS TABLE (id bigint, group_id bigint)
     AS 'MODULE_PATHNAME', 'simhash_groups' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION simhash_groups(text, integer, text, text) IS
-    'A group id for every row of query (id bigint, fingerprint bigint) with a fingerprint: ''connected'' = connected components of the within-radius pairs, ''leader'' = every member within radius of its group''s leader; the group id is the smallest id of the group (the leader)';
+    'A group id for every row of query (id bigint, fingerprint bigint) with a fingerprint: ''leader'' (the default) = every member within radius of its group''s leader, ''connected'' = connected components of the within-radius pairs (they chain); the group id is the smallest id of the group (the leader)';
 
 CREATE FUNCTION minhash_pairs(query text, threshold double precision DEFAULT 0.8, bands integer DEFAULT NULL,
                               "rows" integer DEFAULT NULL, memory_limit text DEFAULT NULL)

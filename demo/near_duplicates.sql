@@ -1,17 +1,17 @@
--- The demo: fingerprint real documents that Debian ships and find their near-duplicates.
+-- The demo: deduplicate real documents that Debian ships in one call, then find near-duplicates
+-- of a document through the index, and keep near-duplicates out as rows arrive.
 -- Run by scripts/demo.sh with :docdir set to a directory holding the Chinese Debian FAQ as text.
 \set ON_ERROR_STOP on
 \pset footer off
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS simhash;
-DROP TABLE IF EXISTS docs;
+DROP TABLE IF EXISTS docs, pages;
 RESET client_min_messages;
-CREATE TABLE docs (id serial PRIMARY KEY, source text NOT NULL, lang text NOT NULL, body text NOT NULL,
-                   fp bigint, sig integer[]);
+CREATE TABLE docs (id serial PRIMARY KEY, source text NOT NULL, lang text NOT NULL, body text NOT NULL);
 
 \echo '== Loading documents'
--- English: the copyright files of every installed package (many reuse license texts with small edits)
--- and the license texts themselves.
+-- English: the copyright files of every installed package (many reuse licence texts with small
+-- edits) and the licence texts themselves.
 INSERT INTO docs (source, lang, body)
 SELECT f, 'en', pg_read_file(f)
 FROM (SELECT '/usr/share/doc/' || d || '/copyright' AS f FROM pg_ls_dir('/usr/share/doc') AS d
@@ -23,7 +23,8 @@ INSERT INTO docs (source, lang, body)
 SELECT 'debian-faq.zh-cn §' || substring(section FROM '^(\d+\.\d+)'), 'zh', section
 FROM regexp_split_to_table(pg_read_file(:'docdir' || '/debian-faq.zh-cn.txt'), '\n(?=\d+\.\d+\.[^0-9])') AS section
 WHERE section ~ '^\d+\.\d+\.[^0-9]' AND length(section) > 300;
--- Typical near-duplicates of the web: mirrored copies with a counter, a date and an ad line changed.
+-- Near-duplicates as crawlers meet them: mirrored copies with a counter, a date and an ad line
+-- added, punctuation changed.
 INSERT INTO docs (source, lang, body)
 SELECT source || ' (mirror copy)', lang,
        regexp_replace(body, '。', '，', 'g') || E'\n本文转载自 mirror.example.cn，2026-11-22 更新，阅读次数 4821。广告：点击这里领取优惠券！'
@@ -34,71 +35,54 @@ SELECT source || ' (mirror copy)', lang,
 FROM docs WHERE source IN ('/usr/share/common-licenses/GPL-3', '/usr/share/common-licenses/Apache-2.0');
 SELECT lang, count(*) AS documents, pg_size_pretty(sum(octet_length(body))) AS text FROM docs GROUP BY lang ORDER BY lang;
 
-\echo '== Fingerprinting: simhash(body) and minhash(body)'
+\echo '== One call: every document that duplicates another, with the document it duplicates (its keeper)'
+\echo '   near_duplicates(''SELECT id, body FROM docs''): minhash64 fingerprints within 10 bits are candidates;'
+\echo '   each is kept only when its word Jaccard similarity with its keeper, computed exactly, is 0.65 or more.'
 \timing on
-UPDATE docs SET fp = simhash(body), sig = minhash(body);
+CREATE TEMP TABLE dups AS SELECT * FROM near_duplicates('SELECT id, body FROM docs');
 \timing off
-SELECT id, left(source, 46) AS source, fp AS simhash, lpad(fp::bit(64)::text, 64) AS bits
-FROM docs WHERE id IN (SELECT min(id) FROM docs GROUP BY lang UNION SELECT max(id) FROM docs) ORDER BY id;
+SELECT count(*) AS documents, (SELECT count(*) FROM dups) AS duplicates,
+       (SELECT count(DISTINCT keeper_id) FROM dups) AS groups_with_duplicates FROM docs;
 
-\echo '== Distance between fingerprints: near-duplicates are a few bits apart, unrelated documents about 32'
-SELECT CASE WHEN d <= 3 THEN '0-3' WHEN d <= 7 THEN '4-7' WHEN d <= 12 THEN '8-12' WHEN d <= 24 THEN '13-24'
-            ELSE '25-64' END AS bits_apart, count(*) AS pairs
-FROM (SELECT hamming(a.fp, b.fp) AS d FROM docs a JOIN docs b ON a.id < b.id) AS pairs
-GROUP BY 1 ORDER BY min(d);
-SELECT round(avg(hamming(a.fp, b.fp)), 1) AS mean_bits_between_all_pairs FROM docs a JOIN docs b ON a.id < b.id;
+\echo '== The largest groups: the keeper (smallest id) and how many documents duplicate it'
+SELECT left(k.source, 50) AS keeper, count(*) AS duplicates, round(min(d.similarity)::numeric, 2) AS least_similar,
+       string_agg(left(regexp_replace(m.source, '^/usr/share/doc/|/copyright$', '', 'g'), 24), ', ' ORDER BY m.id) AS members
+FROM dups d JOIN docs k ON k.id = d.keeper_id JOIN docs m ON m.id = d.id
+GROUP BY k.id, k.source ORDER BY count(*) DESC, k.source LIMIT 8;
 
-\echo '== Exact copies (0 bits apart) are common among package copyright files'
-SELECT count(*) AS pairs_0_bits_apart, count(DISTINCT a.fp) AS distinct_texts_copied FROM docs a JOIN docs b ON a.id < b.id AND a.fp = b.fp;
-
-\echo '== Near-duplicates that are not exact copies: 1 to 3 bits apart, with the MinHash Jaccard estimate'
-SELECT DISTINCT ON (a.fp, b.fp) left(a.source, 44) AS document, left(b.source, 44) AS near_duplicate,
-       hamming(a.fp, b.fp) AS bits, round(minhash_jaccard(a.sig, b.sig)::numeric, 2) AS jaccard
-FROM docs a JOIN docs b ON a.id < b.id AND hamming(a.fp, b.fp) <= 3 AND a.fp <> b.fp
-ORDER BY a.fp, b.fp, a.source, b.source LIMIT 30;
-
-\echo '== The planted mirror copies: short Chinese sections with an appended ad line move more bits than long texts'
-SELECT m.lang, count(*) AS mirror_copies,
-       count(*) FILTER (WHERE hamming(m.fp, o.fp) <= 3) AS within_3_bits,
-       count(*) FILTER (WHERE hamming(m.fp, o.fp) <= 7) AS within_7_bits,
-       count(*) FILTER (WHERE hamming(m.fp, o.fp) <= 12) AS within_12_bits,
-       max(hamming(m.fp, o.fp)) AS max_bits, round(min(minhash_jaccard(m.sig, o.sig))::numeric, 2) AS min_jaccard
-FROM docs m JOIN docs o ON m.source = o.source || ' (mirror copy)'
+\echo '== The planted mirror copies: each found as a duplicate of its original'
+SELECT m.lang, count(*) AS mirror_copies, count(d.id) AS found, count(d.id) FILTER (WHERE d.keeper_id = o.id) AS kept_original,
+       round(min(d.similarity)::numeric, 2) AS least_similar
+FROM docs m JOIN docs o ON m.source = o.source || ' (mirror copy)' LEFT JOIN dups d ON d.id = m.id
 GROUP BY m.lang ORDER BY m.lang;
 
-\echo '== The same mirror copies with minhash64(body), one bit of each of 64 MinHash slots: edited copies sit closer'
-SELECT lang, count(*) AS mirror_copies, count(*) FILTER (WHERE bits <= 3) AS within_3_bits,
-       count(*) FILTER (WHERE bits <= 7) AS within_7_bits, count(*) FILTER (WHERE bits <= 12) AS within_12_bits,
-       max(bits) AS max_bits
-FROM (SELECT m.lang, hamming(minhash64(m.body), minhash64(o.body)) AS bits
-      FROM docs m JOIN docs o ON m.source = o.source || ' (mirror copy)') AS mirrors
-GROUP BY lang ORDER BY lang;
+\echo '== Groups never chain: every duplicate is within the threshold of its keeper, checked here from the texts'
+SELECT count(*) AS duplicates, min(round(shingle_jaccard(m.body, k.body, 'word', 1)::numeric, 3)) AS least_jaccard_with_keeper
+FROM dups d JOIN docs m ON m.id = d.id JOIN docs k ON k.id = d.keeper_id;
 
-\echo '== The simhash index: hamming(fp, q) <= k is answered from it, exactly'
+\echo '== Keep one document of each group: one statement'
+DELETE FROM docs USING near_duplicates('SELECT id, body FROM docs') d WHERE docs.id = d.id;
+SELECT count(*) AS documents_kept, pg_size_pretty(sum(octet_length(body))) AS text_kept FROM docs;
+
+\echo '== The index: near-duplicates of one document, hamming(fp, q) <= 10 answered from a simhash index'
+ALTER TABLE docs ADD COLUMN fp bigint;
+UPDATE docs SET fp = minhash64(body);
 CREATE INDEX docs_fp_idx ON docs USING simhash (fp);
 ANALYZE docs;
-SELECT fp AS gpl3 FROM docs WHERE source = '/usr/share/common-licenses/GPL-3' \gset
-EXPLAIN (COSTS OFF) SELECT id, source FROM docs WHERE hamming(fp, :gpl3) <= 3;
-SELECT left(source, 60) AS within_3_bits_of_gpl3, hamming(fp, :gpl3) AS bits
-FROM docs WHERE hamming(fp, :gpl3) <= 3 ORDER BY bits, source LIMIT 10;
+SELECT minhash64(pg_read_file('/usr/share/common-licenses/GPL-2') || E'\nThis copy was mirrored on 2026-11-22.') AS q \gset
+EXPLAIN (COSTS OFF) SELECT id, source FROM docs WHERE hamming(fp, :q) <= 10;
+SELECT left(source, 60) AS within_10_bits_of_an_edited_gpl2, hamming(fp, :q) AS bits
+FROM docs WHERE hamming(fp, :q) <= 10 ORDER BY bits, source LIMIT 10;
 
-\echo '== Groups (simhash_groups, leader method: every member within 3 bits of the row kept)'
-CREATE TEMP TABLE groups AS SELECT * FROM simhash_groups('SELECT id, fp FROM docs', 3, 'leader');
-SELECT count(*) AS documents, count(DISTINCT group_id) AS groups,
-       count(*) FILTER (WHERE id <> group_id) AS duplicates_to_remove FROM groups;
-
-\echo '== Keep one document per group; what was removed and why (first 25)'
-CREATE TEMP TABLE removed AS
-WITH deleted AS (DELETE FROM docs d USING groups g WHERE d.id = g.id AND g.id <> g.group_id
-                 RETURNING d.id, d.source, d.fp, g.group_id)
-SELECT * FROM deleted;
-SELECT left(r.source, 44) AS removed, left(k.source, 44) AS near_duplicate_of_kept, hamming(r.fp, k.fp) AS bits
-FROM removed r JOIN docs k ON k.id = r.group_id
-ORDER BY hamming(r.fp, k.fp) DESC, r.source LIMIT 25;
-SELECT (SELECT count(*) FROM removed) AS removed, count(*) AS kept, pg_size_pretty(sum(octet_length(body))) AS text_kept FROM docs;
-
-\echo '== MinHash LSH on what is left: pairs with estimated Jaccard >= 0.5 (the short Chinese mirrors SimHash at 3 bits missed)'
-SELECT left(a.source, 40) AS document, left(b.source, 40) AS near_duplicate, round(p.jaccard::numeric, 2) AS jaccard,
-       hamming(a.fp, b.fp) AS simhash_bits
-FROM minhash_pairs('SELECT id, sig FROM docs', 0.5) p JOIN docs a ON a.id = p.id_a JOIN docs b ON b.id = p.id_b
-ORDER BY p.jaccard DESC, a.source LIMIT 15;
+\echo '== Dedup on load: a trigger verifies each new row against the stored ones and skips near-duplicates'
+CREATE TABLE pages (id bigserial PRIMARY KEY, body text NOT NULL,
+                    fp bigint GENERATED ALWAYS AS (minhash64(body)) STORED);
+CREATE INDEX pages_fp_idx ON pages USING simhash (fp);
+CREATE TRIGGER pages_dedup BEFORE INSERT ON pages
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '10', 'skip', 'verify=body');
+INSERT INTO pages (body) SELECT body FROM docs WHERE lang = 'zh' ORDER BY id;
+WITH arriving(body) AS (
+    SELECT body || E'\n本文转载自 mirror.example.cn，阅读次数 17。' FROM docs WHERE lang = 'zh' ORDER BY id LIMIT 5)
+INSERT INTO pages (body) SELECT body FROM arriving UNION ALL SELECT '一篇全新的文章：关于数据库中的近重复文档检测。'
+RETURNING id, left(body, 30) AS inserted;
+SELECT count(*) AS pages_stored FROM pages;
