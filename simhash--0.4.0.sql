@@ -1000,17 +1000,28 @@ COMMENT ON FUNCTION minhash_pairs_distributed(regclass, name, name, double preci
     'minhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each LSH band''s hash and compared where they meet, and only the pairs reach the coordinator (a table that is not distributed runs minhash_pairs); ids must be unique';
 
 --------------------------------------------------------------------------------------------------
--- Deduplication on load: a BEFORE INSERT OR UPDATE row trigger (plain bigint
--- fingerprint column; generated columns are computed after BEFORE triggers and are refused) that skips,
--- rejects or marks rows within a radius of a stored row (or of a row inserted earlier by the same
--- statement), race-free through transaction-scoped advisory locks on the fingerprint's
--- neighbourhood (radius + 1 blocks, pigeonhole), and the lock helper for load procedures.
+-- Deduplication on load: a BEFORE INSERT OR UPDATE row trigger (bigint fingerprint column,
+-- plain or stored generated) that skips, rejects or marks rows within a radius of a stored row (or
+-- of a row inserted earlier by the same statement), optionally only those whose text it verifies by
+-- exact shingle similarity, race-free through transaction-scoped advisory locks on the fingerprint's
+-- neighbourhood (radius + 1 blocks, pigeonhole); the event trigger that checks its arguments at
+-- CREATE TRIGGER; and the lock helper for load procedures.
 --------------------------------------------------------------------------------------------------
 
 CREATE FUNCTION simhash_dedup() RETURNS trigger
     AS 'MODULE_PATHNAME', 'simhash_dedup' LANGUAGE C;
 COMMENT ON FUNCTION simhash_dedup() IS
-    'Row trigger: BEFORE INSERT OR UPDATE ... FOR EACH ROW EXECUTE FUNCTION simhash_dedup(fingerprint column, radius 0..64, action [, ...]): ''skip'' drops a near-duplicate, ''error'' raises 23505 (optional 4th argument: key column named in the detail), ''mark'' sets the column named by the 4th argument to the key (5th argument, default id) of the row it duplicates and keeps it; race-free between concurrent loaders';
+    'Row trigger: BEFORE INSERT OR UPDATE ... FOR EACH ROW EXECUTE FUNCTION simhash_dedup(fingerprint column, radius 0..64, action [, ...] [, option=value ...]): ''skip'' drops a near-duplicate, ''error'' raises 23505 (optional 4th argument: key column named in the detail), ''mark'' sets the column named by the 4th argument to the key (5th argument, default id) of the row it duplicates and keeps it; options verify=<text column> (act only on stored rows whose text has exact shingle similarity at least threshold=0.65, measure=jaccard|containment, unit=word, size=1), nulls=error|keep (a row with a NULL fingerprint, or NULL text to verify, is refused with 23502 unless kept); race-free between concurrent loaders';
+
+CREATE FUNCTION simhash_dedup_check_arguments() RETURNS event_trigger
+    AS 'MODULE_PATHNAME', 'simhash_dedup_check_arguments' LANGUAGE C;
+COMMENT ON FUNCTION simhash_dedup_check_arguments() IS
+    'Event trigger function: checks the declaration and arguments of every trigger a CREATE TRIGGER creates that calls simhash_dedup() against its table, raising the error its first firing would';
+
+CREATE EVENT TRIGGER simhash_dedup_check_arguments ON ddl_command_end WHEN TAG IN ('CREATE TRIGGER')
+    EXECUTE FUNCTION @extschema@.simhash_dedup_check_arguments();
+COMMENT ON EVENT TRIGGER simhash_dedup_check_arguments IS
+    'Refuses a simhash_dedup trigger with bad arguments when it is created (the trigger checks them again when it first fires)';
 
 CREATE FUNCTION simhash_lock_neighbourhood(fingerprint bigint, radius integer, scope regclass) RETURNS void
     AS 'MODULE_PATHNAME', 'simhash_lock_neighbourhood' LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;

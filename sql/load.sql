@@ -1,6 +1,8 @@
 -- Deduplication on load: the simhash_dedup() trigger (skip, error, mark), in batches and COPY,
--- radius boundaries, NULL fingerprints, UPDATE, argument errors, the lock keys. The race-freedom
--- between concurrent loaders is tested by the isolation spec specs/load_race.spec.
+-- radius boundaries, NULL fingerprints kept by nulls=keep, UPDATE, argument errors (at CREATE
+-- TRIGGER and at the first firing), the lock keys. Verification, generated columns, NULLs refused
+-- and a hostile search_path: sql/load_verify.sql. The race-freedom between concurrent loaders is
+-- tested by the isolation spec specs/load_race.spec.
 
 CREATE FUNCTION load_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -13,7 +15,7 @@ END $$;
 CREATE TABLE load_pages (id bigserial PRIMARY KEY, fp bigint, dup_of bigint, note text);
 CREATE INDEX load_pages_fp ON load_pages USING simhash (fp);
 CREATE TRIGGER dedup BEFORE INSERT OR UPDATE OF fp ON load_pages
-    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip', 'nulls=keep');
 
 -- skip: against stored rows. 7 is exactly 3 bits from 0 (a duplicate), 15 is 4 bits away (kept).
 INSERT INTO load_pages (fp, note) VALUES (0, 'first');
@@ -45,7 +47,7 @@ COPY load_pages (fp, note) FROM STDIN;
 \.
 SELECT id, fp, note FROM load_pages ORDER BY id;
 
--- NULL fingerprints duplicate nothing (like UNIQUE): all three NULL rows above were kept.
+-- With nulls=keep, NULL fingerprints duplicate nothing (like UNIQUE): all three NULL rows above were kept.
 SELECT count(*) AS null_rows FROM load_pages WHERE fp IS NULL;
 
 -- The lock keys: any two fingerprints within the radius share a key (pigeonhole over radius + 1
@@ -185,7 +187,7 @@ INSERT INTO load_pages (fp, note) VALUES (1, 'radius 0: 1 bit is not a duplicate
 DELETE FROM load_pages;
 DROP TRIGGER dedup ON load_pages;
 CREATE TRIGGER dedup BEFORE INSERT OR UPDATE OF fp ON load_pages
-    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of');
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of', 'nulls=keep');
 INSERT INTO load_pages (id, fp, note) VALUES (100, 0, 'original'), (101, 1, 'copy of 100'), (102, 3, 'copy of 100 (2 bits), 1 bit from 101'),
     (103, 255, 'unrelated'), (104, NULL, 'null'), (105, 127, '1 bit from 103'), (106, 1 # 256, 'marked 101 is closer, but 100 is unmarked');
 INSERT INTO load_pages (id, fp, dup_of, note) VALUES (107, 6148914691236517205, 999, 'user value replaced (no duplicate)');
@@ -233,17 +235,28 @@ SELECT id, left(body, 20) AS body FROM load_docs ORDER BY id;
 DROP TABLE load_docs;
 DROP FUNCTION load_docs_fp();
 
--- Argument and usage errors (the arguments are read when the trigger first fires).
+-- Argument and usage errors. The extension's event trigger checks a new trigger's arguments at
+-- CREATE TRIGGER (at_create); a trigger created without that check (before the extension's update,
+-- or with the event trigger disabled) is checked when it first fires, with the same error.
 CREATE TABLE load_bad (id int, fp bigint, fptext text, mark bigint, fpgen bigint GENERATED ALWAYS AS (fp # 1) STORED,
-                       marknn bigint NOT NULL DEFAULT 0);
-CREATE FUNCTION load_bad_try(args text, timing text DEFAULT 'BEFORE INSERT', level text DEFAULT 'ROW') RETURNS text
-LANGUAGE plpgsql AS $$
+                       marknn bigint NOT NULL DEFAULT 0, body varchar(100), num int);
+CREATE FUNCTION load_bad_try(args text, timing text DEFAULT 'BEFORE INSERT', level text DEFAULT 'ROW',
+                             OUT at_create text, OUT same_at_first_row boolean)
+LANGUAGE plpgsql SET client_min_messages = warning AS $$
+DECLARE
+    create_trigger text := format('CREATE TRIGGER bad %s ON load_bad FOR EACH %s EXECUTE FUNCTION simhash_dedup(%s)',
+                                  timing, level, args);
 BEGIN
     EXECUTE 'DROP TRIGGER IF EXISTS bad ON load_bad';
-    EXECUTE format('CREATE TRIGGER bad %s ON load_bad FOR EACH %s EXECUTE FUNCTION simhash_dedup(%s)', timing, level, args);
-    RETURN load_try('INSERT INTO load_bad VALUES (1, 1, ''x'', NULL)');
+    at_create := load_try(create_trigger);
+    EXECUTE 'DROP TRIGGER IF EXISTS bad ON load_bad';
+    ALTER EVENT TRIGGER simhash_dedup_check_arguments DISABLE;
+    EXECUTE create_trigger;
+    ALTER EVENT TRIGGER simhash_dedup_check_arguments ENABLE;
+    DELETE FROM load_bad;
+    same_at_first_row := load_try('INSERT INTO load_bad (id, fp, fptext, body) VALUES (1, 1, ''x'', ''y'')') = at_create;
 END $$;
-SELECT args, load_bad_try(args) FROM (VALUES
+SELECT args, t.* FROM (VALUES
     (''), ($$'fp', '3'$$), ($$'fp', '65', 'skip'$$), ($$'fp', '-1', 'skip'$$), ($$'fp', 'three', 'skip'$$),
     ($$'fp', '3 ', 'skip'$$), ($$'fp', ' +3', 'skip'$$), ($$'fp', '3', 'drop'$$), ($$'nope', '3', 'skip'$$), ($$'fptext', '3', 'skip'$$),
     ($$'fpgen', '3', 'skip'$$),
@@ -252,9 +265,25 @@ SELECT args, load_bad_try(args) FROM (VALUES
     ($$'fp', '3', 'mark', 'mark', 'id', 'extra'$$), ($$'fp', '0', 'skip'$$), ($$'fp', '64', 'skip'$$),
     -- mark columns that could only fail at the first duplicate are refused up front
     ($$'fp', '3', 'mark', 'fpgen'$$), ($$'fp', '3', 'mark', 'mark', 'mark'$$), ($$'fp', '3', 'mark', 'marknn'$$),
-    ($$'fp', '3', 'mark', 'mark', 'fptext'$$)) v(args);
-SELECT load_bad_try($$'fp', '3', 'skip'$$, 'AFTER INSERT');
-SELECT load_bad_try($$'fp', '3', 'skip'$$, 'BEFORE INSERT', 'STATEMENT');
+    ($$'fp', '3', 'mark', 'mark', 'fptext'$$),
+    -- options: name=value after the positional arguments
+    ($$'fp', '3', 'skip', 'verify=fptext'$$), ($$'fp', '3', 'error', 'id', 'verify=body', 'threshold=0.5'$$),
+    ($$'fp', '3', 'mark', 'mark', 'id', 'verify=fptext', 'measure=containment', 'unit=char', 'size=5', 'nulls=keep'$$),
+    ($$'fp', '3', 'skip', 'nulls=error'$$), ($$'fp', '3', 'skip', 'verify=nope'$$), ($$'fp', '3', 'skip', 'verify=num'$$),
+    ($$'fp', '3', 'skip', 'verify='$$), ($$'fp', '3', 'mark', 'fptext', 'id', 'verify=fptext'$$),
+    ($$'fp', '3', 'skip', 'verify=fptext', 'threshold=0'$$), ($$'fp', '3', 'skip', 'verify=fptext', 'threshold=1.5'$$),
+    ($$'fp', '3', 'skip', 'verify=fptext', 'threshold=NaN'$$), ($$'fp', '3', 'skip', 'verify=fptext', 'threshold= 0.5'$$),
+    ($$'fp', '3', 'skip', 'verify=fptext', 'threshold=1'$$), ($$'fp', '3', 'skip', 'verify=fptext', 'measure=cosine'$$),
+    ($$'fp', '3', 'skip', 'verify=fptext', 'unit=line'$$), ($$'fp', '3', 'skip', 'verify=fptext', 'size=0'$$),
+    ($$'fp', '3', 'skip', 'verify=fptext', 'size=65'$$), ($$'fp', '3', 'skip', 'nulls=skip'$$),
+    ($$'fp', '3', 'skip', 'threshold=0.5'$$), ($$'fp', '3', 'skip', 'size=3'$$), ($$'fp', '3', 'skip', 'verfy=fptext'$$),
+    ($$'fp', '3', 'skip', 'nulls=keep', 'nulls=keep'$$), ($$'fp', '3', 'skip', 'nulls=keep', 'extra'$$),
+    ($$'fp', '3', 'error', 'id', 'extra', 'nulls=keep'$$), ($$'fp', '3', 'verify=fptext'$$)) v(args),
+    load_bad_try(args) t;
+SELECT * FROM load_bad_try($$'fp', '3', 'skip'$$, 'AFTER INSERT');
+SELECT * FROM load_bad_try($$'fp', '3', 'skip'$$, 'BEFORE INSERT', 'STATEMENT');
+SELECT * FROM load_bad_try($$'fp', '3', 'skip'$$, 'BEFORE INSERT OR DELETE');
+SELECT * FROM load_bad_try($$'fp', '3', 'skip'$$, 'BEFORE UPDATE');
 SELECT load_try('SELECT simhash_dedup()');
 SELECT load_try($$SELECT simhash_lock_neighbourhood(0, 65, 'load_bad')$$);
 SELECT load_try('SELECT simhash_neighbourhood_keys(0, -1)');
@@ -335,8 +364,8 @@ DROP SCHEMA load_ns, load_ns_archive CASCADE;
 -- refused unless it is the key column's type.
 CREATE TABLE load_typmod (code text PRIMARY KEY, fp bigint, dup_of varchar(3));
 CREATE TRIGGER dedup BEFORE INSERT ON load_typmod FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of', 'code');
-INSERT INTO load_typmod VALUES ('abc', 1000000), ('abcdef', 0);
 ALTER TABLE load_typmod ALTER COLUMN dup_of TYPE text;
+CREATE TRIGGER dedup BEFORE INSERT ON load_typmod FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of', 'code');
 INSERT INTO load_typmod VALUES ('abc', 1000000), ('abcdef', 0), ('x', 1);
 SELECT code, fp, dup_of FROM load_typmod ORDER BY code;
 DROP TABLE load_typmod;

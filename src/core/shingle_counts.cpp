@@ -154,12 +154,18 @@ double SetOverlap::containment() const {
     return a == 0 ? 1.0 : static_cast<double>(common) / static_cast<double>(a);
 }
 
-SetOverlap set_overlap(const std::vector<uint64_t> &a, const std::vector<uint64_t> &b) {
+double SetOverlap::smaller_containment() const {
+    const size_t smaller = a < b ? a : b;
+    if (smaller == 0) return a == b ? 1.0 : 0.0;
+    return static_cast<double>(common) / static_cast<double>(smaller);
+}
+
+SetOverlap set_overlap(const uint64_t *a, size_t a_count, const uint64_t *b, size_t b_count) {
     SetOverlap overlap;
-    overlap.a = a.size();
-    overlap.b = b.size();
+    overlap.a = a_count;
+    overlap.b = b_count;
     size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
+    while (i < a_count && j < b_count) {
         if (a[i] < b[j]) {
             ++i;
         } else if (b[j] < a[i]) {
@@ -171,6 +177,14 @@ SetOverlap set_overlap(const std::vector<uint64_t> &a, const std::vector<uint64_
         }
     }
     return overlap;
+}
+
+size_t sorted_distinct_shingles(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll,
+                                uint64_t *out, size_t capacity) {
+    const std::vector<uint64_t> hashes = distinct_shingles(text, len, options, poll).sorted_hashes();
+    if (hashes.size() > capacity) throw std::length_error("sorted_distinct_shingles: output buffer too small");
+    std::copy(hashes.begin(), hashes.end(), out);
+    return hashes.size();
 }
 
 }  // namespace simhash

@@ -172,6 +172,19 @@ ShingleSet distinct_shingles(const char *text, size_t len, const ShingleOptions 
     return detail::shingle_table<ShingleSet>(text, len, options, poll, on_new);
 }
 
+// A bound on the distinct shingles of a text of len bytes (at least 1): every shingle starts at a
+// token, and a token takes at least one byte; past kMaxDistinctShingles counting throws instead.
+inline size_t distinct_shingles_bound(size_t len) {
+    return len == 0 ? 1 : (len < kMaxDistinctShingles ? len : kMaxDistinctShingles);
+}
+
+// The distinct shingle hashes of a text in ascending order, written to out, which has room for
+// capacity of them (distinct_shingles_bound(len) is always enough); returns how many there are.
+// For callers that must not own a std::vector (memory the caller allocated beforehand). Throws
+// as distinct_shingles() does, and std::length_error if capacity is too small.
+size_t sorted_distinct_shingles(const char *text, size_t len, const ShingleOptions &options, StopPoll *poll,
+                                uint64_t *out, size_t capacity);
+
 // Exact set similarity of two documents' shingles, from their ascending distinct hashes.
 struct SetOverlap {
     size_t a = 0, b = 0, common = 0;
@@ -179,8 +192,15 @@ struct SetOverlap {
     double jaccard() const;
     // |A ∩ B| / |A|: how much of A is in B; 1 when A is empty (it is contained in anything).
     double containment() const;
+    // |A ∩ B| / min(|A|, |B|): how much of the smaller set is in the other, whichever it is (a page
+    // quoted whole inside another scores 1 both ways). 1 when both sets are empty and 0 when only
+    // one is, as for jaccard(): an empty document duplicates only an empty one.
+    double smaller_containment() const;
 };
-SetOverlap set_overlap(const std::vector<uint64_t> &a, const std::vector<uint64_t> &b);
+SetOverlap set_overlap(const uint64_t *a, size_t a_count, const uint64_t *b, size_t b_count);
+inline SetOverlap set_overlap(const std::vector<uint64_t> &a, const std::vector<uint64_t> &b) {
+    return set_overlap(a.data(), a.size(), b.data(), b.size());
+}
 
 }  // namespace simhash
 

@@ -110,4 +110,38 @@ TEST(SetOverlap, EmptySets) {
     EXPECT_DOUBLE_EQ(simhash::set_overlap({}, {1, 2}).jaccard(), 0.0);
     EXPECT_DOUBLE_EQ(simhash::set_overlap({}, {1, 2}).containment(), 1.0);
     EXPECT_DOUBLE_EQ(simhash::set_overlap({1, 2}, {}).containment(), 0.0);
+    EXPECT_DOUBLE_EQ(simhash::set_overlap({}, {}).smaller_containment(), 1.0);
+    EXPECT_DOUBLE_EQ(simhash::set_overlap({}, {1, 2}).smaller_containment(), 0.0);
+    EXPECT_DOUBLE_EQ(simhash::set_overlap({1, 2}, {}).smaller_containment(), 0.0);
+}
+
+TEST(SetOverlap, SmallerContainmentIsTheSameBothWays) {
+    const ShingleOptions word1{ShingleUnit::kWord, 1};
+    // {the, cat, sat} inside {the, cat, sat, on, a, mat}, and 2 of {the, dog, sat}.
+    const auto quoted = distinct("the cat sat", word1);
+    const auto page = distinct("the cat sat on a mat", word1);
+    EXPECT_DOUBLE_EQ(simhash::set_overlap(quoted, page).smaller_containment(), 1.0);
+    EXPECT_DOUBLE_EQ(simhash::set_overlap(page, quoted).smaller_containment(), 1.0);
+    EXPECT_DOUBLE_EQ(simhash::set_overlap(page, quoted).jaccard(), 0.5);
+    const auto other = distinct("the dog sat", word1);
+    EXPECT_DOUBLE_EQ(simhash::set_overlap(page, other).smaller_containment(), 2.0 / 3.0);
+    EXPECT_DOUBLE_EQ(simhash::set_overlap(other, page).smaller_containment(), 2.0 / 3.0);
+}
+
+TEST(SortedDistinctShingles, IntoABufferOfTheBound) {
+    const ShingleOptions word1{ShingleUnit::kWord, 1};
+    const ShingleOptions char1{ShingleUnit::kChar, 1};
+    for (const std::string text : {"", " ", "a", "a a a", "the cat sat on the mat", "a b c d e f g", "\xe4\xb8\xad\xe6\x96\x87"}) {
+        for (const ShingleOptions &options : {word1, char1}) {
+            const std::vector<uint64_t> expected = distinct(text, options);
+            std::vector<uint64_t> out(simhash::distinct_shingles_bound(text.size()), 0);
+            ASSERT_GE(out.size(), expected.size()) << text;
+            const size_t n = simhash::sorted_distinct_shingles(text.data(), text.size(), options, nullptr, out.data(),
+                                                               out.size());
+            out.resize(n);
+            EXPECT_EQ(out, expected) << text;
+        }
+    }
+    uint64_t one[1];
+    EXPECT_THROW(simhash::sorted_distinct_shingles("a b", 3, word1, nullptr, one, 1), std::length_error);
 }
