@@ -50,10 +50,12 @@ SELECT left(k.source, 50) AS keeper, count(*) AS duplicates, round(min(d.similar
 FROM dups d JOIN docs k ON k.id = d.keeper_id JOIN docs m ON m.id = d.id
 GROUP BY k.id, k.source ORDER BY count(*) DESC, k.source LIMIT 8;
 
-\echo '== The planted mirror copies: each found as a duplicate of its original'
-SELECT m.lang, count(*) AS mirror_copies, count(d.id) AS found, count(d.id) FILTER (WHERE d.keeper_id = o.id) AS kept_original,
-       round(min(d.similarity)::numeric, 2) AS least_similar
+\echo '== The planted mirror copies: each found in its original''s group'
+SELECT m.lang, count(*) AS mirror_copies, count(d.id) AS found,
+       count(d.id) FILTER (WHERE d.keeper_id = coalesce(od.keeper_id, o.id)) AS in_the_originals_group,
+       round(min(d.similarity)::numeric, 2) AS least_similar_to_keeper
 FROM docs m JOIN docs o ON m.source = o.source || ' (mirror copy)' LEFT JOIN dups d ON d.id = m.id
+LEFT JOIN dups od ON od.id = o.id
 GROUP BY m.lang ORDER BY m.lang;
 
 \echo '== Groups never chain: every duplicate is within the threshold of its keeper, checked here from the texts'
@@ -69,10 +71,12 @@ ALTER TABLE docs ADD COLUMN fp bigint;
 UPDATE docs SET fp = minhash64(body);
 CREATE INDEX docs_fp_idx ON docs USING simhash (fp);
 ANALYZE docs;
-SELECT minhash64(pg_read_file('/usr/share/common-licenses/GPL-2') || E'\nThis copy was mirrored on 2026-11-22.') AS q \gset
+-- The query: a section of the Chinese FAQ as another site would show it, with a line added.
+SELECT minhash64(body || E'\n本文转载自 news.example.cn。') AS q
+FROM docs WHERE lang = 'zh' ORDER BY length(body) DESC LIMIT 1 \gset
 EXPLAIN (COSTS OFF) SELECT id, source FROM docs WHERE hamming(fp, :q) <= 10;
-SELECT left(source, 60) AS within_10_bits_of_an_edited_gpl2, hamming(fp, :q) AS bits
-FROM docs WHERE hamming(fp, :q) <= 10 ORDER BY bits, source LIMIT 10;
+SELECT id, left(source, 40) AS within_10_bits, hamming(fp, :q) AS bits
+FROM docs WHERE hamming(fp, :q) <= 10 ORDER BY bits, id;
 
 \echo '== Dedup on load: a trigger verifies each new row against the stored ones and skips near-duplicates'
 CREATE TABLE pages (id bigserial PRIMARY KEY, body text NOT NULL,
