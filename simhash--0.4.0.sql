@@ -610,6 +610,36 @@ $function$;
 COMMENT ON FUNCTION simhash_distributed_check_columns(text, regclass, name, name, regtype) IS
     'Refuses an id column that is not smallint, integer or bigint and a value column not of value_type (domains count as their base type): the checks simhash_pairs and minhash_pairs make of their query''s columns, for the *_distributed functions';
 
+CREATE FUNCTION simhash_distributed_refuse_null_ids(function_name text, relation regclass, id_column name,
+                                                    value_column name, value_kind text) RETURNS void
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    null_id boolean;
+BEGIN
+    -- Said here, of the table and columns the caller named: simhash_pairs and minhash_pairs, which
+    -- a table that is not distributed runs, would speak of a query the caller never wrote.
+    IF EXISTS (SELECT FROM pg_catalog.pg_attribute a WHERE a.attrelid = relation AND a.attname = id_column
+               AND a.attnotnull) THEN
+        RETURN;  -- a NOT NULL column needs no scan
+    END IF;
+    EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM %I.%I WHERE %I IS NULL AND %I IS NOT NULL)',
+                              (SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n
+                               ON n.oid = c.relnamespace WHERE c.oid = relation),
+                              (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = relation),
+                              id_column, value_column) INTO null_id;
+    IF null_id THEN
+        RAISE EXCEPTION '%: a row of % has a NULL id', function_name, relation USING ERRCODE = '22004',
+            DETAIL = pg_catalog.format('Pairs are reported by id, so every row with a %s needs one.', value_kind),
+            HINT = pg_catalog.format('Fill in the missing ids (a NOT NULL constraint on column %I keeps them filled), '
+                                     'or set column %I of the rows to leave out to NULL.', id_column, value_column);
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION simhash_distributed_refuse_null_ids(text, regclass, name, name, text) IS
+    'Refuses a row with a NULL id and a non-NULL value column (22004), naming the table and what the caller can change: the check the *_distributed functions make of their relation';
+
 CREATE FUNCTION simhash_distributed_relation(relation regclass, OUT schema_name name, OUT qualified_name text,
                                              OUT distributed boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -668,6 +698,8 @@ BEGIN
     PERFORM @extschema@.simhash_distributed_check_columns('simhash_pairs_distributed', relation, id_column,
                                                           fingerprint_column, 'pg_catalog.int8');
     IF NOT distributed THEN
+        PERFORM @extschema@.simhash_distributed_refuse_null_ids('simhash_pairs_distributed', relation, id_column,
+                                                                fingerprint_column, 'fingerprint');
         RETURN;
     END IF;
     -- One scan counts the rows and finds a repeated or NULL id: pairs are reported by id, so every
@@ -678,8 +710,8 @@ BEGIN
          FROM (SELECT %I::pg_catalog.int8 AS id, pg_catalog.count(*) AS c FROM %s WHERE %I IS NOT NULL GROUP BY 1) g',
         id_column, source, fingerprint_column) INTO n, repeated, null_id;
     IF null_id THEN
-        RAISE EXCEPTION 'simhash_pairs_distributed: a row of % has a NULL id', source USING ERRCODE = '22004',
-            HINT = 'Pairs are reported by id: give every row with a fingerprint an id.';
+        PERFORM @extschema@.simhash_distributed_refuse_null_ids('simhash_pairs_distributed', relation, id_column,
+                                                                fingerprint_column, 'fingerprint');
     END IF;
     IF repeated IS NOT NULL THEN
         RAISE EXCEPTION '%: id % appears more than once in %', 'simhash_pairs_distributed', repeated, source USING ERRCODE = '23505',
@@ -803,17 +835,20 @@ CREATE PROCEDURE simhash_pairs_distributed_into(relation regclass, id_column nam
 AS $procedure$
 DECLARE
     -- Types qualified: they are resolved when the procedure is compiled, on the caller's
-    -- search_path (a procedure that commits cannot pin it with SET).
+    -- search_path.
     layout pg_catalog.record;
     target pg_catalog.text;
 BEGIN
-    -- A procedure that commits cannot pin its search_path with SET: it is set for each of its
-    -- transactions instead, before any other statement of it runs.
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    -- A procedure that commits cannot pin its search_path with SET, and a search_path it set
+    -- itself would outlast the call: called from a DO block or another procedure, the caller's
+    -- transaction goes on after this procedure's last COMMIT. So it runs on the caller's
+    -- search_path and names every function, operator and type with its schema; the functions it
+    -- calls pin their own search_path.
     -- The calls below name the extension's schema as it was named at installation: after a
     -- rename that name could be another schema's, whose functions would run in their place.
     IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
-        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        ON n.oid OPERATOR(pg_catalog.=) e.extnamespace WHERE e.extname OPERATOR(pg_catalog.=) 'simhash')
+       OPERATOR(pg_catalog.<>) '@extschema@' THEN
         RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
             HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
     END IF;
@@ -822,7 +857,6 @@ BEGIN
     END IF;
     -- Inside a transaction block it could not commit: fail here, before any work.
     COMMIT;
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     SELECT r.qualified_name INTO target FROM @extschema@.simhash_distributed_relation(result) r;
     SELECT * INTO layout
     FROM @extschema@.simhash_distributed_pairs_layout(relation, id_column, fingerprint_column, radius, max_tables);
@@ -834,12 +868,11 @@ BEGIN
     END IF;
     -- One transaction a permuted table: its staging table and Citus's intermediate files are gone
     -- at its commit, so the workers never hold more than one copy of the rows.
-    FOR t IN 0 .. layout.tables - 1 LOOP
+    FOR t IN 0 .. layout.tables OPERATOR(pg_catalog.-) 1 LOOP
         EXECUTE pg_catalog.format('INSERT INTO %s (id_a, id_b, distance) SELECT p.id_a, p.id_b, p.distance
                                    FROM @extschema@.simhash_distributed_pairs_of_table($1, $2, $3, $4, $5, $6) p', target)
             USING relation, id_column, fingerprint_column, radius, layout.key_blocks, t;
         COMMIT;
-        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     END LOOP;
 END
 $procedure$;
@@ -930,6 +963,8 @@ BEGIN
     PERFORM @extschema@.simhash_distributed_check_columns('minhash_pairs_distributed', relation, id_column,
                                                           signature_column, 'pg_catalog.int4[]');
     IF NOT distributed THEN
+        PERFORM @extschema@.simhash_distributed_refuse_null_ids('minhash_pairs_distributed', relation, id_column,
+                                                                signature_column, 'signature');
         RETURN QUERY SELECT p.id_a, p.id_b, p.jaccard FROM @extschema@.minhash_pairs(
             pg_catalog.format('SELECT %I::pg_catalog.int8, %I FROM %s WHERE %I IS NOT NULL',
                               id_column, signature_column, source, signature_column), threshold, bands, "rows") p;
@@ -945,8 +980,8 @@ BEGIN
                FROM %s WHERE %I IS NOT NULL GROUP BY 1) g',
         id_column, signature_column, signature_column, source, signature_column) INTO repeated, null_id, slots, most_slots;
     IF null_id THEN
-        RAISE EXCEPTION 'minhash_pairs_distributed: a row of % has a NULL id', source USING ERRCODE = '22004',
-            HINT = 'Pairs are reported by id: give every row with a signature an id.';
+        PERFORM @extschema@.simhash_distributed_refuse_null_ids('minhash_pairs_distributed', relation, id_column,
+                                                                signature_column, 'signature');
     END IF;
     IF slots <> most_slots THEN
         RAISE EXCEPTION 'minhash_pairs_distributed: signatures have different numbers of slots (% and %)', slots, most_slots
