@@ -20,7 +20,8 @@ BEGIN
                AND a.attnotnull) THEN
         RETURN;  -- a NOT NULL column needs no scan
     END IF;
-    EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM %I.%I WHERE %I IS NULL AND %I IS NOT NULL)',
+    -- (SELECT 1: Citus 13 refuses a SELECT without columns on a distributed table.)
+    EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM %I.%I WHERE %I IS NULL AND %I IS NOT NULL)',
                               (SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n
                                ON n.oid = c.relnamespace WHERE c.oid = relation),
                               (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = relation),
@@ -277,3 +278,30 @@ END
 $function$;
 COMMENT ON FUNCTION minhash_pairs_distributed(regclass, name, name, double precision, integer, integer) IS
     'minhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each LSH band''s hash and compared where they meet, and only the pairs reach the coordinator (a table that is not distributed runs minhash_pairs); ids must be unique';
+
+-- The tables option of a simhash index is taken only as "auto" or a plain number now. Earlier
+-- releases stored other spellings as given (" 4 ", "AUTO"), which a dump would then fail to
+-- restore: they are rewritten in the form that reads the same. (pg_class directly: ALTER INDEX
+-- cannot set the options of a partitioned index.)
+DO $$
+DECLARE
+  idx record;
+  canonical pg_catalog.text[];
+BEGIN
+  FOR idx IN
+    SELECT c.oid, c.reloptions FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam
+    WHERE a.amname OPERATOR(pg_catalog.=) 'simhash' AND c.reloptions IS NOT NULL
+  LOOP
+    canonical := ARRAY(
+      SELECT CASE WHEN o.option OPERATOR(pg_catalog.!~) '^tables=' THEN o.option
+                  WHEN v.value OPERATOR(pg_catalog.~*) '^auto$' THEN 'tables=auto'
+                  WHEN v.value OPERATOR(pg_catalog.~) '^[+-]?[0-9]+$' THEN 'tables=' OPERATOR(pg_catalog.||) v.value::pg_catalog.int4::pg_catalog.text
+                  ELSE o.option END
+      FROM pg_catalog.unnest(idx.reloptions) WITH ORDINALITY o(option, n),
+           LATERAL (SELECT pg_catalog.btrim(pg_catalog.substr(o.option, 8), E' \t\n\v\f\r') AS value) v
+      ORDER BY o.n);
+    IF canonical OPERATOR(pg_catalog.<>) idx.reloptions THEN
+      UPDATE pg_catalog.pg_class SET reloptions = canonical WHERE oid OPERATOR(pg_catalog.=) idx.oid;
+    END IF;
+  END LOOP;
+END $$;

@@ -624,7 +624,8 @@ BEGIN
                AND a.attnotnull) THEN
         RETURN;  -- a NOT NULL column needs no scan
     END IF;
-    EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM %I.%I WHERE %I IS NULL AND %I IS NOT NULL)',
+    -- (SELECT 1: Citus 13 refuses a SELECT without columns on a distributed table.)
+    EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM %I.%I WHERE %I IS NULL AND %I IS NOT NULL)',
                               (SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n
                                ON n.oid = c.relnamespace WHERE c.oid = relation),
                               (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = relation),

@@ -116,5 +116,23 @@ DROP OPERATOR public.= (oid, regclass);
 DROP OPERATOR public.= (oid, regprocedure);
 DROP FUNCTION public.planted_eq_class(oid, regclass), public.planted_eq_procedure(oid, regprocedure);
 
+-- From 0.3.0: the tables option of an index stored in another spelling (releases before 0.4.0
+-- took " 4 " and "AUTO" as given; the option now takes only "auto" and plain numbers, so a dump
+-- would not restore them) is rewritten in the form that reads the same, on partitioned indexes too.
+DROP EXTENSION simhash;
+SET client_min_messages = error;
+CREATE EXTENSION simhash VERSION '0.3.0';
+SET client_min_messages = warning;
+CREATE TABLE spelled (fp bigint) PARTITION BY RANGE (fp);
+CREATE TABLE spelled_low PARTITION OF spelled FOR VALUES FROM (0) TO (100);
+CREATE INDEX spelled_fp ON spelled USING simhash (fp) WITH (tables = 4, pending_limit = 128);
+CREATE INDEX spelled_low_auto ON spelled_low USING simhash (fp);
+-- (Planted in the catalog: this release's module takes neither spelling.)
+UPDATE pg_class SET reloptions = '{"tables= 4 ",pending_limit=128}' WHERE relname IN ('spelled_fp', 'spelled_low_fp_idx');
+UPDATE pg_class SET reloptions = '{"tables=AUTO"}' WHERE relname = 'spelled_low_auto';
+ALTER EXTENSION simhash UPDATE;
+SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'spelled%' AND relkind IN ('i', 'I') ORDER BY 1;
+DROP TABLE spelled;
+
 \c contrib_regression
 DROP DATABASE simhash_upgrade;
