@@ -18,6 +18,14 @@ SELECT (SELECT count(*) FROM (
     AS differing;
 -- Rows beyond the limit are counted, so the refusal can say how much they need.
 SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 3, 'leader', memory_limit => '1MB');
+-- The refusal comes as soon as it is certain. At radius 64 every pair is within the radius, so
+-- 200,000 rows need 2e10 pairs' room, and are refused before any is counted (counting them took
+-- minutes); below 64, counting stops at the first pair that does not fit (some 9.4M pairs of
+-- 25,000 rows are within 24 bits: here it stops at 136,433), and the refusal says "at least".
+SET statement_timeout = '60s';
+SELECT count(*) FROM simhash_groups('SELECT g::bigint, hashint8extended(g, 0) FROM generate_series(1, 200000) g', 64, 'leader', memory_limit => '64MB');
+SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 24, 'leader', memory_limit => '3MB');
+RESET statement_timeout;
 
 -- The input's buffers grow with the rows read, up to the limit: a limit far above the machine's
 -- memory costs a small input nothing, and 25,000 signatures (buffers doubled twice) pair as they
