@@ -4,6 +4,14 @@
 -- Every change to the catalog between 0.3.0 and 0.4.0, in the order of simhash--0.4.0.sql.
 -- sql/upgrade.sql checks that an updated 0.1.0 has the same catalog as a fresh 0.4.0.
 
+-- The record of indexes that need REINDEX, which simhash_index_check reads. The update to 0.3.0
+-- creates it (and records the indexes it names) since this release; an installation updated to
+-- 0.3.0 before has none, hence IF NOT EXISTS.
+CREATE TABLE IF NOT EXISTS simhash_reindex_needed (index_oid oid NOT NULL, relfilenode oid NOT NULL, reason text NOT NULL);
+GRANT SELECT ON simhash_reindex_needed TO PUBLIC;
+COMMENT ON TABLE simhash_reindex_needed IS
+    'Indexes an update of the extension recorded as holding values of an earlier definition (index_oid, its relfilenode then, why): while the relfilenode is unchanged the index needs REINDEX, and simhash_index_check says so';
+
 -- A NULL id is refused in words of the table and columns the caller named, also on a table that
 -- is not distributed (simhash_pairs and minhash_pairs spoke of their query).
 CREATE OR REPLACE FUNCTION simhash_distributed_refuse_null_ids(function_name text, relation regclass, id_column name,

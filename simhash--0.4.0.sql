@@ -472,6 +472,15 @@ CREATE FUNCTION simhash_index_check(index regclass, concurrently boolean DEFAULT
 COMMENT ON FUNCTION simhash_index_check(regclass, boolean) IS
     'Verifies a simhash index (page IDs, sort order, directories, identical tables) and that every heap row is indexed; raises index_corrupted. Table owner only; blocks writes to the table (ShareLock) unless concurrently, which takes AccessShareLock, checks the rows of a snapshot and works on a hot standby';
 
+-- Indexes recorded as holding values that an update of the extension changed the definition of:
+-- simhash_index_check says such an index needs REINDEX (instead of reporting its rows missing). A
+-- mark holds while the index keeps the relfilenode it had, which REINDEX (and whatever else
+-- rebuilds it) changes. Not dumped: a restored index is built anew.
+CREATE TABLE simhash_reindex_needed (index_oid oid NOT NULL, relfilenode oid NOT NULL, reason text NOT NULL);
+GRANT SELECT ON simhash_reindex_needed TO PUBLIC;
+COMMENT ON TABLE simhash_reindex_needed IS
+    'Indexes an update of the extension recorded as holding values of an earlier definition (index_oid, its relfilenode then, why): while the relfilenode is unchanged the index needs REINDEX, and simhash_index_check says so';
+
 CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tables integer, OUT runs integer,
                                    OUT entries bigint, OUT dead_entries bigint, OUT pending_entries bigint,
                                    OUT merging_entries bigint, OUT merges bigint, OUT last_merge timestamptz,
