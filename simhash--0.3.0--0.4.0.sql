@@ -4,6 +4,56 @@
 -- Every change to the catalog between 0.3.0 and 0.4.0, in the order of simhash--0.4.0.sql.
 -- sql/upgrade.sql checks that an updated 0.1.0 has the same catalog as a fresh 0.4.0.
 
+-- A double precision radius (a driver's float) reaches the index, as integer radii do.
+CREATE OR REPLACE FUNCTION hamming_radius_at_most(k double precision) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_radius_at_most_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_at_most(double precision) IS
+    'The radius r in -1..64 with hamming(a, b) <= k exactly when hamming(a, b) <= r: floor(k), clamped; NaN is refused (used by the <= rewrite)';
+CREATE OR REPLACE FUNCTION hamming_radius_below(k double precision) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_radius_below_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_below(double precision) IS
+    'The radius r in -1..64 with hamming(a, b) < k exactly when hamming(a, b) <= r: ceil(k) - 1, clamped; NaN is refused (used by the < rewrite)';
+CREATE OR REPLACE FUNCTION hamming_distance_lt(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_lt_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(hamming_distance, double precision) IS 'implementation of < for hamming_distance and double precision; rewritten to hamming_within() by the planner';
+CREATE OR REPLACE FUNCTION hamming_distance_lt(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_lt_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(double precision, hamming_distance) IS 'implementation of < for double precision and hamming_distance';
+CREATE OR REPLACE FUNCTION hamming_distance_le(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_le_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(hamming_distance, double precision) IS 'implementation of <= for hamming_distance and double precision; rewritten to hamming_within() by the planner';
+CREATE OR REPLACE FUNCTION hamming_distance_le(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_le_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(double precision, hamming_distance) IS 'implementation of <= for double precision and hamming_distance';
+CREATE OR REPLACE FUNCTION hamming_distance_gt(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_gt_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(hamming_distance, double precision) IS 'implementation of > for hamming_distance and double precision';
+CREATE OR REPLACE FUNCTION hamming_distance_gt(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_gt_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(double precision, hamming_distance) IS 'implementation of > for double precision and hamming_distance; rewritten to hamming_within() by the planner';
+CREATE OR REPLACE FUNCTION hamming_distance_ge(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_ge_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(hamming_distance, double precision) IS 'implementation of >= for hamming_distance and double precision';
+CREATE OR REPLACE FUNCTION hamming_distance_ge(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_ge_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(double precision, hamming_distance) IS 'implementation of >= for double precision and hamming_distance; rewritten to hamming_within() by the planner';
+CREATE OPERATOR < (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR < (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR <= (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR > (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR >= (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
 -- The record of indexes that need REINDEX, which simhash_index_check reads. The update to 0.3.0
 -- creates it (and records the indexes it names) since this release; an installation updated to
 -- 0.3.0 before has none, hence IF NOT EXISTS.

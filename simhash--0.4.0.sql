@@ -379,6 +379,61 @@ CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = bigint, FUNCTION = ha
 CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
     COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
 
+-- The same for a radius typed double precision, so that a driver's float (psycopg binds a Python
+-- 10.0 as float8, JDBC setDouble) reaches the index instead of PostgreSQL's float comparison. The
+-- comparisons are exact (hamming(a, b) <= 3.7 is <= 3, < 3.0 is <= 2; infinities compare as
+-- such) and refuse NaN (22023), which PostgreSQL's float order puts above every number. A
+-- comparison of an integer with a float8 still resolves to PostgreSQL's float8 operator: float8
+-- is the preferred type of its category, as numeric (see above) is not.
+CREATE FUNCTION hamming_radius_at_most(k double precision) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_radius_at_most_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_at_most(double precision) IS
+    'The radius r in -1..64 with hamming(a, b) <= k exactly when hamming(a, b) <= r: floor(k), clamped; NaN is refused (used by the <= rewrite)';
+CREATE FUNCTION hamming_radius_below(k double precision) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_radius_below_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_below(double precision) IS
+    'The radius r in -1..64 with hamming(a, b) < k exactly when hamming(a, b) <= r: ceil(k) - 1, clamped; NaN is refused (used by the < rewrite)';
+CREATE FUNCTION hamming_distance_lt(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_lt_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(hamming_distance, double precision) IS 'implementation of < for hamming_distance and double precision; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_lt(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_lt_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(double precision, hamming_distance) IS 'implementation of < for double precision and hamming_distance';
+CREATE FUNCTION hamming_distance_le(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_le_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(hamming_distance, double precision) IS 'implementation of <= for hamming_distance and double precision; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_le(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_le_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(double precision, hamming_distance) IS 'implementation of <= for double precision and hamming_distance';
+CREATE FUNCTION hamming_distance_gt(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_gt_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(hamming_distance, double precision) IS 'implementation of > for hamming_distance and double precision';
+CREATE FUNCTION hamming_distance_gt(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_gt_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(double precision, hamming_distance) IS 'implementation of > for double precision and hamming_distance; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_ge(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_ge_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(hamming_distance, double precision) IS 'implementation of >= for hamming_distance and double precision';
+CREATE FUNCTION hamming_distance_ge(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_ge_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(double precision, hamming_distance) IS 'implementation of >= for double precision and hamming_distance; rewritten to hamming_within() by the planner';
+CREATE OPERATOR < (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR < (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR <= (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR > (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR >= (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
 --------------------------------------------------------------------------------------------------
 -- hamming_ball: the set of fingerprints within a radius of a center; `fp <@ hamming_ball(q, k)`
 -- is the search operator of the simhash index.
