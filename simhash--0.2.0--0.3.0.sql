@@ -593,10 +593,19 @@ $function$;
 COMMENT ON FUNCTION minhash_pairs_distributed(regclass, name, name, double precision, integer, integer) IS
     'minhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each LSH band''s hash and compared where they meet, and only the pairs reach the coordinator (a table that is not distributed runs minhash_pairs); ids must be unique';
 
+-- Indexes recorded as holding values that an update of the extension changed the definition of:
+-- simhash_index_check says such an index needs REINDEX (instead of reporting its rows missing). A
+-- mark holds while the index keeps the relfilenode it had, which REINDEX (and whatever else
+-- rebuilds it) changes. Not dumped: a restored index is built anew.
+CREATE TABLE simhash_reindex_needed (index_oid oid NOT NULL, relfilenode oid NOT NULL, reason text NOT NULL);
+GRANT SELECT ON simhash_reindex_needed TO PUBLIC;
+COMMENT ON TABLE simhash_reindex_needed IS
+    'Indexes an update of the extension recorded as holding values of an earlier definition (index_oid, its relfilenode then, why): while the relfilenode is unchanged the index needs REINDEX, and simhash_index_check says so';
+
 -- Indexes, generated columns, defaults, CHECK constraints and materialized views computed with
 -- simhash(text, ...), directly or through functions whose bodies PostgreSQL tracks (SQL functions
 -- with BEGIN ATOMIC or RETURN), hold or test fingerprints of the old definition: each is named,
--- since nothing else would tell that their values are stale.
+-- since nothing else would tell that their values are stale, and the indexes are recorded.
 DO $$
 DECLARE
   dependent record;
@@ -612,16 +621,29 @@ BEGIN
         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
           AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
     )
-    -- A materialized view depends through its _RETURN rule: named as the view.
-    SELECT DISTINCT CASE WHEN m.oid IS NULL THEN pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
-                         ELSE pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, m.oid, 0)
-                    END AS object
+    -- A materialized view depends through its _RETURN rule: named as the view. A generated column
+    -- depends through its expression, which pg_describe_object calls a default value.
+    SELECT DISTINCT CASE WHEN m.oid IS NOT NULL
+                           THEN pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, m.oid, 0)
+                         WHEN g.attgenerated OPERATOR(pg_catalog.<>) ''
+                           THEN 'generated ' OPERATOR(pg_catalog.||) pg_catalog.pg_describe_object(
+                                    'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, g.attrelid, g.attnum)
+                         ELSE pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+                    END AS object, i.oid AS index_oid, i.relfilenode
     FROM pg_catalog.pg_depend d JOIN changed c ON d.refobjid OPERATOR(pg_catalog.=) c.fn
          LEFT JOIN pg_catalog.pg_rewrite r
            ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid
           AND r.oid OPERATOR(pg_catalog.=) d.objid
          LEFT JOIN pg_catalog.pg_class m
            ON m.oid OPERATOR(pg_catalog.=) r.ev_class AND m.relkind OPERATOR(pg_catalog.=) 'm'
+         LEFT JOIN pg_catalog.pg_attrdef a
+           ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid
+          AND a.oid OPERATOR(pg_catalog.=) d.objid
+         LEFT JOIN pg_catalog.pg_attribute g
+           ON g.attrelid OPERATOR(pg_catalog.=) a.adrelid AND g.attnum OPERATOR(pg_catalog.=) a.adnum
+         LEFT JOIN pg_catalog.pg_class i
+           ON d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid
+          AND i.oid OPERATOR(pg_catalog.=) d.objid AND i.relkind OPERATOR(pg_catalog.=) 'i'
     WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid
       AND (d.classid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid,
                                                        'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid,
@@ -631,6 +653,17 @@ BEGIN
   LOOP
     RAISE WARNING '% holds fingerprints computed by simhash(text) of 0.2.0', dependent.object
       USING HINT = 'Rebuild it (REINDEX; UPDATE the table; REFRESH MATERIALIZED VIEW; for a CHECK constraint, recompute the column it checks) so that it agrees with the new simhash(text).';
+    IF dependent.index_oid IS NOT NULL THEN
+      INSERT INTO @extschema@.simhash_reindex_needed (index_oid, relfilenode, reason)
+      VALUES (dependent.index_oid, dependent.relfilenode,
+              'its keys are fingerprints computed by simhash(text) of 0.2.0, which 0.3.0 changed');
+      -- A session's cached copy of the index (its relcache entry) holds its expressions with the
+      -- defaults of 0.2.0's simhash(text) filled in (size 3): a REINDEX, or an insert, in a session
+      -- that has one would compute the old keys. Updating the index's pg_index row (to itself)
+      -- makes every session build its copy anew.
+      UPDATE pg_catalog.pg_index SET indisvalid = indisvalid
+      WHERE indexrelid OPERATOR(pg_catalog.=) dependent.index_oid;
+    END IF;
   END LOOP;
   -- A WARNING, since CREATE EXTENSION and ALTER EXTENSION hide an extension script's NOTICEs.
   RAISE WARNING 'simhash 0.3.0: simhash(text) now votes with each distinct word 2-shingle once, so fingerprints of text computed before differ from new ones'

@@ -379,6 +379,61 @@ CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = bigint, FUNCTION = ha
 CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
     COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
 
+-- The same for a radius typed double precision, so that a driver's float (psycopg binds a Python
+-- 10.0 as float8, JDBC setDouble) reaches the index instead of PostgreSQL's float comparison. The
+-- comparisons are exact (hamming(a, b) <= 3.7 is <= 3, < 3.0 is <= 2; infinities compare as
+-- such) and refuse NaN (22023), which PostgreSQL's float order puts above every number. A
+-- comparison of an integer with a float8 still resolves to PostgreSQL's float8 operator: float8
+-- is the preferred type of its category, as numeric (see above) is not.
+CREATE FUNCTION hamming_radius_at_most(k double precision) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_radius_at_most_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_at_most(double precision) IS
+    'The radius r in -1..64 with hamming(a, b) <= k exactly when hamming(a, b) <= r: floor(k), clamped; NaN is refused (used by the <= rewrite)';
+CREATE FUNCTION hamming_radius_below(k double precision) RETURNS integer
+    AS 'MODULE_PATHNAME', 'simhash_radius_below_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hamming_radius_below(double precision) IS
+    'The radius r in -1..64 with hamming(a, b) < k exactly when hamming(a, b) <= r: ceil(k) - 1, clamped; NaN is refused (used by the < rewrite)';
+CREATE FUNCTION hamming_distance_lt(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_lt_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(hamming_distance, double precision) IS 'implementation of < for hamming_distance and double precision; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_lt(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_lt_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_lt(double precision, hamming_distance) IS 'implementation of < for double precision and hamming_distance';
+CREATE FUNCTION hamming_distance_le(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_le_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(hamming_distance, double precision) IS 'implementation of <= for hamming_distance and double precision; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_le(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_le_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_le(double precision, hamming_distance) IS 'implementation of <= for double precision and hamming_distance';
+CREATE FUNCTION hamming_distance_gt(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_gt_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(hamming_distance, double precision) IS 'implementation of > for hamming_distance and double precision';
+CREATE FUNCTION hamming_distance_gt(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_gt_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_gt(double precision, hamming_distance) IS 'implementation of > for double precision and hamming_distance; rewritten to hamming_within() by the planner';
+CREATE FUNCTION hamming_distance_ge(hamming_distance, double precision) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_distance_ge_float8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(hamming_distance, double precision) IS 'implementation of >= for hamming_distance and double precision';
+CREATE FUNCTION hamming_distance_ge(double precision, hamming_distance) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'simhash_float8_ge_distance' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE SUPPORT hamming_comparison_support;
+COMMENT ON FUNCTION hamming_distance_ge(double precision, hamming_distance) IS 'implementation of >= for double precision and hamming_distance; rewritten to hamming_within() by the planner';
+CREATE OPERATOR < (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR < (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_lt,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel);
+CREATE OPERATOR <= (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR <= (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_le,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel);
+CREATE OPERATOR > (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR > (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_gt,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel);
+CREATE OPERATOR >= (LEFTARG = hamming_distance, RIGHTARG = double precision, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+CREATE OPERATOR >= (LEFTARG = double precision, RIGHTARG = hamming_distance, FUNCTION = hamming_distance_ge,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel);
+
 --------------------------------------------------------------------------------------------------
 -- hamming_ball: the set of fingerprints within a radius of a center; `fp <@ hamming_ball(q, k)`
 -- is the search operator of the simhash index.
@@ -471,6 +526,15 @@ CREATE FUNCTION simhash_index_check(index regclass, concurrently boolean DEFAULT
     AS 'MODULE_PATHNAME' LANGUAGE C STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION simhash_index_check(regclass, boolean) IS
     'Verifies a simhash index (page IDs, sort order, directories, identical tables) and that every heap row is indexed; raises index_corrupted. Table owner only; blocks writes to the table (ShareLock) unless concurrently, which takes AccessShareLock, checks the rows of a snapshot and works on a hot standby';
+
+-- Indexes recorded as holding values that an update of the extension changed the definition of:
+-- simhash_index_check says such an index needs REINDEX (instead of reporting its rows missing). A
+-- mark holds while the index keeps the relfilenode it had, which REINDEX (and whatever else
+-- rebuilds it) changes. Not dumped: a restored index is built anew.
+CREATE TABLE simhash_reindex_needed (index_oid oid NOT NULL, relfilenode oid NOT NULL, reason text NOT NULL);
+GRANT SELECT ON simhash_reindex_needed TO PUBLIC;
+COMMENT ON TABLE simhash_reindex_needed IS
+    'Indexes an update of the extension recorded as holding values of an earlier definition (index_oid, its relfilenode then, why): while the relfilenode is unchanged the index needs REINDEX, and simhash_index_check says so';
 
 CREATE FUNCTION simhash_index_info(index regclass, OUT version integer, OUT tables integer, OUT runs integer,
                                    OUT entries bigint, OUT dead_entries bigint, OUT pending_entries bigint,
@@ -618,6 +682,37 @@ $function$;
 COMMENT ON FUNCTION simhash_distributed_check_columns(text, regclass, name, name, regtype) IS
     'Refuses an id column that is not smallint, integer or bigint and a value column not of value_type (domains count as their base type): the checks simhash_pairs and minhash_pairs make of their query''s columns, for the *_distributed functions';
 
+CREATE FUNCTION simhash_distributed_refuse_null_ids(function_name text, relation regclass, id_column name,
+                                                    value_column name, value_kind text) RETURNS void
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    null_id boolean;
+BEGIN
+    -- Said here, of the table and columns the caller named: simhash_pairs and minhash_pairs, which
+    -- a table that is not distributed runs, would speak of a query the caller never wrote.
+    IF EXISTS (SELECT FROM pg_catalog.pg_attribute a WHERE a.attrelid = relation AND a.attname = id_column
+               AND a.attnotnull) THEN
+        RETURN;  -- a NOT NULL column needs no scan
+    END IF;
+    -- (SELECT 1: Citus 13 refuses a SELECT without columns on a distributed table.)
+    EXECUTE pg_catalog.format('SELECT EXISTS (SELECT 1 FROM %I.%I WHERE %I IS NULL AND %I IS NOT NULL)',
+                              (SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n
+                               ON n.oid = c.relnamespace WHERE c.oid = relation),
+                              (SELECT c.relname FROM pg_catalog.pg_class c WHERE c.oid = relation),
+                              id_column, value_column) INTO null_id;
+    IF null_id THEN
+        RAISE EXCEPTION '%: a row of % has a NULL id', function_name, relation USING ERRCODE = '22004',
+            DETAIL = pg_catalog.format('Pairs are reported by id, so every row with a %s needs one.', value_kind),
+            HINT = pg_catalog.format('Fill in the missing ids (a NOT NULL constraint on column %I keeps them filled), '
+                                     'or set column %I of the rows to leave out to NULL.', id_column, value_column);
+    END IF;
+END
+$function$;
+COMMENT ON FUNCTION simhash_distributed_refuse_null_ids(text, regclass, name, name, text) IS
+    'Refuses a row with a NULL id and a non-NULL value column (22004), naming the table and what the caller can change: the check the *_distributed functions make of their relation';
+
 CREATE FUNCTION simhash_distributed_relation(relation regclass, OUT schema_name name, OUT qualified_name text,
                                              OUT distributed boolean) RETURNS record
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -676,6 +771,8 @@ BEGIN
     PERFORM @extschema@.simhash_distributed_check_columns('simhash_pairs_distributed', relation, id_column,
                                                           fingerprint_column, 'pg_catalog.int8');
     IF NOT distributed THEN
+        PERFORM @extschema@.simhash_distributed_refuse_null_ids('simhash_pairs_distributed', relation, id_column,
+                                                                fingerprint_column, 'fingerprint');
         RETURN;
     END IF;
     -- One scan counts the rows and finds a repeated or NULL id: pairs are reported by id, so every
@@ -686,8 +783,8 @@ BEGIN
          FROM (SELECT %I::pg_catalog.int8 AS id, pg_catalog.count(*) AS c FROM %s WHERE %I IS NOT NULL GROUP BY 1) g',
         id_column, source, fingerprint_column) INTO n, repeated, null_id;
     IF null_id THEN
-        RAISE EXCEPTION 'simhash_pairs_distributed: a row of % has a NULL id', source USING ERRCODE = '22004',
-            HINT = 'Pairs are reported by id: give every row with a fingerprint an id.';
+        PERFORM @extschema@.simhash_distributed_refuse_null_ids('simhash_pairs_distributed', relation, id_column,
+                                                                fingerprint_column, 'fingerprint');
     END IF;
     IF repeated IS NOT NULL THEN
         RAISE EXCEPTION '%: id % appears more than once in %', 'simhash_pairs_distributed', repeated, source USING ERRCODE = '23505',
@@ -811,17 +908,20 @@ CREATE PROCEDURE simhash_pairs_distributed_into(relation regclass, id_column nam
 AS $procedure$
 DECLARE
     -- Types qualified: they are resolved when the procedure is compiled, on the caller's
-    -- search_path (a procedure that commits cannot pin it with SET).
+    -- search_path.
     layout pg_catalog.record;
     target pg_catalog.text;
 BEGIN
-    -- A procedure that commits cannot pin its search_path with SET: it is set for each of its
-    -- transactions instead, before any other statement of it runs.
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    -- A procedure that commits cannot pin its search_path with SET, and a search_path it set
+    -- itself would outlast the call: called from a DO block or another procedure, the caller's
+    -- transaction goes on after this procedure's last COMMIT. So it runs on the caller's
+    -- search_path and names every function, operator and type with its schema; the functions it
+    -- calls pin their own search_path.
     -- The calls below name the extension's schema as it was named at installation: after a
     -- rename that name could be another schema's, whose functions would run in their place.
     IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
-        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        ON n.oid OPERATOR(pg_catalog.=) e.extnamespace WHERE e.extname OPERATOR(pg_catalog.=) 'simhash')
+       OPERATOR(pg_catalog.<>) '@extschema@' THEN
         RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
             HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
     END IF;
@@ -830,7 +930,6 @@ BEGIN
     END IF;
     -- Inside a transaction block it could not commit: fail here, before any work.
     COMMIT;
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     SELECT r.qualified_name INTO target FROM @extschema@.simhash_distributed_relation(result) r;
     SELECT * INTO layout
     FROM @extschema@.simhash_distributed_pairs_layout(relation, id_column, fingerprint_column, radius, max_tables);
@@ -842,12 +941,11 @@ BEGIN
     END IF;
     -- One transaction a permuted table: its staging table and Citus's intermediate files are gone
     -- at its commit, so the workers never hold more than one copy of the rows.
-    FOR t IN 0 .. layout.tables - 1 LOOP
+    FOR t IN 0 .. layout.tables OPERATOR(pg_catalog.-) 1 LOOP
         EXECUTE pg_catalog.format('INSERT INTO %s (id_a, id_b, distance) SELECT p.id_a, p.id_b, p.distance
                                    FROM @extschema@.simhash_distributed_pairs_of_table($1, $2, $3, $4, $5, $6) p', target)
             USING relation, id_column, fingerprint_column, radius, layout.key_blocks, t;
         COMMIT;
-        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     END LOOP;
 END
 $procedure$;
@@ -938,6 +1036,8 @@ BEGIN
     PERFORM @extschema@.simhash_distributed_check_columns('minhash_pairs_distributed', relation, id_column,
                                                           signature_column, 'pg_catalog.int4[]');
     IF NOT distributed THEN
+        PERFORM @extschema@.simhash_distributed_refuse_null_ids('minhash_pairs_distributed', relation, id_column,
+                                                                signature_column, 'signature');
         RETURN QUERY SELECT p.id_a, p.id_b, p.jaccard FROM @extschema@.minhash_pairs(
             pg_catalog.format('SELECT %I::pg_catalog.int8, %I FROM %s WHERE %I IS NOT NULL',
                               id_column, signature_column, source, signature_column), threshold, bands, "rows") p;
@@ -953,8 +1053,8 @@ BEGIN
                FROM %s WHERE %I IS NOT NULL GROUP BY 1) g',
         id_column, signature_column, signature_column, source, signature_column) INTO repeated, null_id, slots, most_slots;
     IF null_id THEN
-        RAISE EXCEPTION 'minhash_pairs_distributed: a row of % has a NULL id', source USING ERRCODE = '22004',
-            HINT = 'Pairs are reported by id: give every row with a signature an id.';
+        PERFORM @extschema@.simhash_distributed_refuse_null_ids('minhash_pairs_distributed', relation, id_column,
+                                                                signature_column, 'signature');
     END IF;
     IF slots <> most_slots THEN
         RAISE EXCEPTION 'minhash_pairs_distributed: signatures have different numbers of slots (% and %)', slots, most_slots

@@ -49,16 +49,16 @@ reach(id, root) AS (SELECT id, id FROM etl_fp WHERE fp IS NOT NULL
                     UNION SELECT e.b, r.root FROM reach r JOIN edges e ON e.a = r.id),
 reference AS (SELECT id, min(root) AS group_id FROM reach GROUP BY id)
 SELECT (SELECT count(*) FROM reference) AS rows,
-       (SELECT count(*) FROM (SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', 3)
+       (SELECT count(*) FROM (SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', 3, 'connected')
                               EXCEPT SELECT * FROM reference) x) AS differing,
        (SELECT count(DISTINCT group_id) FROM reference) AS groups;
 
 -- Beyond the in-memory limit (about 96 bytes a row) connected groups are partitioned: 12 bytes a
 -- row in memory, pairs of row numbers from the partitioned join. Same groups.
 SELECT k, (SELECT count(*) FROM (
-    SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', k, memory_limit => '128kB')
-    EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', k)) x) AS differing,
-    (SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_fp', k, memory_limit => '128kB')) AS rows
+    SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', k, 'connected', memory_limit => '128kB')
+    EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', k, 'connected')) x) AS differing,
+    (SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_fp', k, 'connected', memory_limit => '128kB')) AS rows
 FROM unnest(ARRAY[0, 3, 8, 12]) k;
 
 -- Leader groups: every member within the radius of its leader, leaders lead themselves.
@@ -69,12 +69,12 @@ FROM simhash_groups('SELECT id, fp FROM etl_fp', 3, 'leader') g
 JOIN etl_fp m ON m.id = g.id JOIN etl_fp l ON l.id = g.group_id;
 
 -- A chain 0 -- 3 bits -- 6 bits: transitive groups join the ends, leader groups do not.
-SELECT * FROM simhash_groups('VALUES (1::bigint, 0::bigint), (2, 7), (3, 63)', 3) ORDER BY id;
+SELECT * FROM simhash_groups('VALUES (1::bigint, 0::bigint), (2, 7), (3, 63)', 3, 'connected') ORDER BY id;
 SELECT * FROM simhash_groups('VALUES (1::bigint, 0::bigint), (2, 7), (3, 63)', 3, 'leader') ORDER BY id;
 
 -- Composing with SQL: keep one row per group, INSERT ... SELECT, CREATE TABLE AS.
 CREATE TABLE etl_docs AS SELECT id, fp, 'document ' || id AS body FROM etl_fp;
-DELETE FROM etl_docs d USING simhash_groups('SELECT id, fp FROM etl_docs', 3) g
+DELETE FROM etl_docs d USING simhash_groups('SELECT id, fp FROM etl_docs', 3, 'connected') g
 WHERE d.id = g.id AND g.id <> g.group_id;
 SELECT count(*) AS kept, count(*) FILTER (WHERE fp IS NULL) AS kept_without_fingerprint FROM etl_docs;
 SELECT count(*) AS near_pairs_left FROM simhash_pairs('SELECT id, fp FROM etl_docs', 3);
@@ -141,7 +141,7 @@ SELECT * FROM simhash_pairs('SELECT id, fp FROM etl_fp', 3, memory_limit => 'lot
 SELECT * FROM simhash_pairs('SELECT id, fp FROM etl_fp', 20, memory_limit => '64kB');
 SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', 3, 'nearest');
 SELECT * FROM simhash_groups('SELECT id, fp FROM etl_fp', 3, 'leader', memory_limit => '64kB');
-SELECT * FROM simhash_groups('SELECT g::bigint, hashint8extended(g, 0) FROM generate_series(1, 5000) g', 3, memory_limit => '64kB');
+SELECT * FROM simhash_groups('SELECT g::bigint, hashint8extended(g, 0) FROM generate_series(1, 5000) g', 3, 'connected', memory_limit => '64kB');
 SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0);
 SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig', 1.5);
 SELECT * FROM minhash_pairs('SELECT id, sig FROM etl_sig', 0.8, bands => 4);

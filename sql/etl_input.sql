@@ -15,8 +15,8 @@ SELECT * FROM simhash_pairs('SELECT id % 2999 * 1000003, fp FROM etl_in', 3);
 SELECT * FROM simhash_pairs('SELECT id % 2999 * 1000003, fp FROM etl_in', 3, memory_limit => '64kB');
 SELECT * FROM simhash_groups('SELECT 7::bigint, 42::bigint UNION ALL SELECT 7, 43 UNION ALL SELECT 8, 42');
 SELECT * FROM simhash_groups('SELECT id % 2999, fp FROM etl_in', 3, 'leader');
-SELECT * FROM simhash_groups('SELECT id % 2999, fp FROM etl_in', 3, memory_limit => '128kB');
-SELECT * FROM simhash_groups('SELECT id % 2999 * 1000003, fp FROM etl_in', 3, memory_limit => '128kB');
+SELECT * FROM simhash_groups('SELECT id % 2999, fp FROM etl_in', 3, 'connected', memory_limit => '128kB');
+SELECT * FROM simhash_groups('SELECT id % 2999 * 1000003, fp FROM etl_in', 3, 'connected', memory_limit => '128kB');
 SELECT * FROM minhash_pairs('SELECT 7::bigint, ARRAY[1, 2, 3] UNION ALL SELECT 7, ARRAY[1, 2, 3]');
 SELECT * FROM minhash_pairs('SELECT id % 2999, sig FROM etl_in', 0.5);
 SELECT * FROM minhash_pairs('SELECT id % 2999, sig FROM etl_in', 0.5, memory_limit => '64kB');
@@ -33,7 +33,7 @@ SELECT (SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM etl_in', 3)) AS i
        (SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM etl_in', 3, memory_limit => '64kB')) AS spilled,
        (SELECT count(*) FROM simhash_pairs('SELECT id * 1000003 % 2999000997, fp FROM etl_in', 3,
                                            memory_limit => '64kB')) AS spilled_sparse_ids,
-       (SELECT count(DISTINCT group_id) FROM simhash_groups('SELECT id, fp FROM etl_in', 3, memory_limit => '128kB')) AS groups,
+       (SELECT count(DISTINCT group_id) FROM simhash_groups('SELECT id, fp FROM etl_in', 3, 'connected', memory_limit => '128kB')) AS groups,
        (SELECT count(*) FROM minhash_pairs('SELECT id * 1000003 % 2999000997, sig FROM etl_in', 0.5,
                                            memory_limit => '64kB')) AS minhash_spilled;
 
@@ -42,7 +42,7 @@ SELECT (SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM etl_in', 3)) AS i
 CREATE TABLE etl_staging AS SELECT id, fp FROM etl_in WHERE id <= 30;
 SELECT * FROM simhash_pairs('DELETE FROM etl_staging WHERE id > 24 RETURNING id, fp', 0) ORDER BY id_a, id_b;
 SELECT count(*) AS left_after_delete, max(id) FROM etl_staging;
-SELECT * FROM simhash_groups('WITH d AS (DELETE FROM etl_staging WHERE id > 18 RETURNING id, fp) SELECT * FROM d', 0)
+SELECT * FROM simhash_groups('WITH d AS (DELETE FROM etl_staging WHERE id > 18 RETURNING id, fp) SELECT * FROM d', 0, 'connected')
 ORDER BY id;
 SELECT count(*) AS left_after_with_delete, max(id) FROM etl_staging;
 -- Claiming a batch (UPDATE ... RETURNING), and SELECT ... FOR UPDATE.

@@ -18,6 +18,14 @@ SELECT (SELECT count(*) FROM (
     AS differing;
 -- Rows beyond the limit are counted, so the refusal can say how much they need.
 SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 3, 'leader', memory_limit => '1MB');
+-- The refusal comes as soon as it is certain. At radius 64 every pair is within the radius, so
+-- 200,000 rows need 2e10 pairs' room, and are refused before any is counted (counting them took
+-- minutes); below 64, counting stops at the first pair that does not fit (some 9.4M pairs of
+-- 25,000 rows are within 24 bits: here it stops at 136,433), and the refusal says "at least".
+SET statement_timeout = '60s';
+SELECT count(*) FROM simhash_groups('SELECT g::bigint, hashint8extended(g, 0) FROM generate_series(1, 200000) g', 64, 'leader', memory_limit => '64MB');
+SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 24, 'leader', memory_limit => '3MB');
+RESET statement_timeout;
 
 -- The input's buffers grow with the rows read, up to the limit: a limit far above the machine's
 -- memory costs a small input nothing, and 25,000 signatures (buffers doubled twice) pair as they
@@ -38,7 +46,7 @@ SELECT count(*) FROM simhash_pairs('SELECT id, fp FROM etl_lim', 15, memory_limi
 -- fingerprint shared by 5000 rows, fill one partition however many there are.
 SELECT count(*) FROM simhash_pairs('SELECT id, hashint8(id)::bigint FROM etl_lim', 3, memory_limit => '64kB');
 SELECT count(*) FROM simhash_pairs('SELECT id, 42::bigint FROM etl_lim WHERE id <= 5000', 1, memory_limit => '64kB');
-SELECT count(*) FROM simhash_groups('SELECT id, 42::bigint FROM etl_lim WHERE id <= 5000', 1, memory_limit => '128kB');
+SELECT count(*) FROM simhash_groups('SELECT id, 42::bigint FROM etl_lim WHERE id <= 5000', 1, 'connected', memory_limit => '128kB');
 SELECT count(*) FROM minhash_pairs('SELECT id, minhash(''same text'', 16) FROM etl_lim WHERE id <= 2000', 0.8,
                                    memory_limit => '64kB');
 
@@ -76,18 +84,18 @@ RESET simhash.temp_file_limit;
 -- 25000 rows take 391kB spilled, 391kB renumbered, then 391kB a table; 10000 signatures of 16
 -- slots 703kB spilled, then 703kB a band); the run closes its files and the next one starts clean.
 SET temp_file_limit = '900kB';
-SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 3, memory_limit => '512kB');
+SELECT count(*) FROM simhash_groups('SELECT id, fp FROM etl_lim', 3, 'connected', memory_limit => '512kB');
 SELECT count(*) FROM minhash_pairs('SELECT id, minhash(''text '' || id, 16) FROM etl_lim WHERE id <= 10000', 0.8,
                                    memory_limit => '64kB');
 RESET temp_file_limit;
 SELECT count(*) AS rows, count(DISTINCT group_id) AS groups
-FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, memory_limit => '512kB');
+FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, 'connected', memory_limit => '512kB');
 SELECT count(*) AS differences FROM (
-    (SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, memory_limit => '512kB')
-     EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12))
+    (SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, 'connected', memory_limit => '512kB')
+     EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, 'connected'))
     UNION ALL
-    (SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12)
-     EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, memory_limit => '512kB'))) d;
+    (SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, 'connected')
+     EXCEPT SELECT * FROM simhash_groups('SELECT id, fp FROM etl_lim', 12, 'connected', memory_limit => '512kB'))) d;
 
 \set VERBOSITY terse
 DROP TABLE etl_lim;

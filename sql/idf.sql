@@ -99,6 +99,17 @@ SELECT simhash('some text', NULL::shingle_idf) IS NULL AS null_dictionary;
 -- The text forms of simhash() still resolve as before.
 SELECT simhash('the quick brown fox', 'word') = simhash('the quick brown fox', 'word', 2) AS text_form;
 
+-- A dictionary of one document weighs every shingle ln(1 / 1) = 0: refused, since every
+-- fingerprint made with it would be 0. Over more documents, a document whose shingles are all in
+-- every one of them (here the shared footer alone) has nothing to tell it apart: 0, as an empty
+-- document.
+SELECT simhash(body, (SELECT simhash_idf(body) FROM idf_docs WHERE id = 1)) FROM idf_docs WHERE id = 1;
+SELECT simhash('anything', simhash_idf(d)) FROM (VALUES ('one document'), (NULL)) v(d);
+SELECT shingle_idf_weight(simhash_idf(d), 'one') FROM (VALUES ('one document')) v(d);
+SELECT simhash('shared words', simhash_idf(d)) AS all_weights_zero, simhash('', simhash_idf(d)) AS empty,
+       simhash('shared words and more', simhash_idf(d)) <> 0 AS with_a_rarer_word
+FROM (VALUES ('shared words'), ('shared words')) v(d);
+
 -- Errors.
 SELECT simhash_idf(body, 'word', NULL) FROM idf_docs;
 SELECT simhash_idf(body, 'syllable', 1) FROM idf_docs;

@@ -8,14 +8,25 @@ CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 1);
 CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 9);
 CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 'four');
 CREATE INDEX ON odocs USING simhash (fp) WITH (tables = '4 x');
--- White space around a count is read as integer options read it.
-CREATE INDEX odocs_spaced ON odocs USING simhash (fp) WITH (tables = ' 4 ');
-SELECT (simhash_index_info('odocs_spaced')).tables;
-DROP INDEX odocs_spaced;
-CREATE INDEX odocs_spaced ON odocs USING simhash (fp) WITH (tables = ' Auto ');
-SELECT reloptions FROM pg_class WHERE relname = 'odocs_spaced';
-DROP INDEX odocs_spaced;
+-- The value is stored and shown as written: only "auto" and a plain number are taken, and the
+-- hint says how to write what was meant.
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = ' 4');
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 'AUTO');
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = ' Auto ');
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = '04');
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = '+4');
+CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 4.0);
 CREATE INDEX ON odocs USING simhash (fp) WITH (tables = 'auto4');
+CREATE INDEX odocs_plain ON odocs USING simhash (fp) WITH (tables = '4');
+ALTER INDEX odocs_plain SET (tables = AUTO);
+SELECT reloptions FROM pg_class WHERE relname = 'odocs_plain';
+ALTER INDEX odocs_plain SET (tables = 'Auto');
+-- A value an earlier release stored as given still reads as it did (the update to 0.4.0 rewrites
+-- them; here one is planted in the catalog).
+UPDATE pg_class SET reloptions = '{"tables= 3 "}' WHERE relname = 'odocs_plain';
+REINDEX INDEX odocs_plain;
+SELECT (simhash_index_info('odocs_plain')).tables;
+DROP INDEX odocs_plain;
 CREATE INDEX ON odocs USING simhash (fp) WITH (pending_limit = 10);
 CREATE INDEX ON odocs USING simhash (fp) WITH (blocks = 4);
 -- Unsupported shapes.

@@ -43,7 +43,7 @@ FROM nd_chain a JOIN nd_chain b ON a.id < b.id WHERE b.id - a.id <= 2 ORDER BY 1
 SELECT * FROM near_duplicates('SELECT id, body FROM nd_chain', threshold => 0.6, radius => 64) ORDER BY id;
 -- simhash_groups 'connected' joins the whole chain at the same distances.
 SELECT count(DISTINCT group_id) AS connected_groups
-FROM simhash_groups('SELECT id, minhash64(body) FROM nd_chain', 64);
+FROM simhash_groups('SELECT id, minhash64(body) FROM nd_chain', 64, 'connected');
 
 -- Stored fingerprints and signatures are used instead of computing them: the same groups from
 -- minhash64 given as a column; MinHash signatures compared by their estimate (no text needed).

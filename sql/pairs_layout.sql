@@ -72,11 +72,79 @@ SELECT count(*) FROM public.simhash_pairs_distributed('public.layout_docs', 'id'
 RESET search_path;
 DROP SCHEMA layout_hostile CASCADE;
 
+-- simhash_pairs_distributed_into commits as it goes, so it cannot pin its search_path; called from
+-- a DO block or a procedure, whose transaction goes on after the call, it leaves the caller's
+-- search_path as it was, also when the call fails and the caller catches the error.
+CREATE SCHEMA layout_caller;
+CREATE TABLE layout_caller.layout_seen (n bigint);
+CREATE TABLE layout_result (id_a bigint, id_b bigint, distance integer);
+SET search_path = layout_caller, public;
+DO $$
+BEGIN
+    CALL simhash_pairs_distributed_into('layout_docs', 'id', 'fp', 'layout_result', 3);
+    INSERT INTO layout_seen SELECT count(*) FROM layout_result;
+    RAISE NOTICE 'after the call: search_path %, % pairs', current_setting('search_path'), (SELECT n FROM layout_seen);
+END $$;
+CREATE PROCEDURE layout_caller.layout_twice() LANGUAGE plpgsql AS $$
+BEGIN
+    CALL simhash_pairs_distributed_into('layout_docs', 'id', 'fp', 'layout_result', 3);
+    CALL simhash_pairs_distributed_into('layout_docs', 'id', 'fp', 'layout_result', 3);
+    RAISE NOTICE 'in a procedure: search_path %, % rows', current_setting('search_path'), (SELECT count(*) FROM layout_result);
+END $$;
+CALL layout_twice();
+DO $$
+BEGIN
+    BEGIN
+        CALL simhash_pairs_distributed_into('layout_docs', 'id', 'fp', NULL, 3);
+    EXCEPTION WHEN null_value_not_allowed THEN
+        RAISE NOTICE 'caught %: %, search_path %', SQLSTATE, SQLERRM, current_setting('search_path');
+    END;
+    BEGIN  -- a block with an exception handler runs in a subtransaction, where it cannot commit
+        CALL simhash_pairs_distributed_into('layout_docs', 'id', 'fp', 'layout_result', 3);
+    EXCEPTION WHEN invalid_transaction_termination THEN
+        RAISE NOTICE 'caught %: %, search_path %', SQLSTATE, SQLERRM, current_setting('search_path');
+    END;
+    PERFORM count(*) FROM layout_seen;
+END $$;
+-- Its own statements name every operator with its schema: operators planted in a schema searched
+-- before pg_catalog, of the exact argument types, are not called.
+CREATE FUNCTION layout_caller.planted(oid, oid) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'planted = called'; END $$;
+CREATE FUNCTION layout_caller.planted(name, name) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'planted = called'; END $$;
+CREATE FUNCTION layout_caller.planted(text, text) RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'planted <> called'; END $$;
+CREATE OPERATOR layout_caller.= (LEFTARG = oid, RIGHTARG = oid, FUNCTION = layout_caller.planted);
+CREATE OPERATOR layout_caller.= (LEFTARG = name, RIGHTARG = name, FUNCTION = layout_caller.planted);
+CREATE OPERATOR layout_caller.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = layout_caller.planted);
+TRUNCATE layout_result;
+SET search_path = layout_caller, pg_catalog, public;
+CALL simhash_pairs_distributed_into('layout_docs', 'id', 'fp', 'layout_result', 3);
+SHOW search_path;
+RESET search_path;
+SELECT count(*) AS pairs_under_planted_operators FROM layout_result;
+SET client_min_messages = warning;
+DROP SCHEMA layout_caller CASCADE;
+RESET client_min_messages;
+DROP TABLE layout_result;
+
+-- A row with a fingerprint and a NULL id is refused, on a table that is not distributed too, in
+-- words of the table and columns the caller named (simhash_pairs would speak of its query).
+CREATE TABLE layout_nullids (id bigint, fp bigint, signature integer[]);
+INSERT INTO layout_nullids VALUES (1, 5, '{1,2}'), (2, 4, '{1,2}'), (NULL, 7, '{1,2}'), (NULL, NULL, NULL);
+\set SHOW_CONTEXT never
+SELECT * FROM simhash_pairs_distributed('layout_nullids', 'id', 'fp', 3);
+SELECT * FROM simhash_groups_distributed('layout_nullids', 'id', 'fp', 3);
+SELECT * FROM minhash_pairs_distributed('layout_nullids', 'id', 'signature', 0.5);
+\set SHOW_CONTEXT errors
+-- Rows without a fingerprint (or signature) need no id.
+UPDATE layout_nullids SET fp = NULL, signature = NULL WHERE id IS NULL;
+SELECT * FROM simhash_pairs_distributed('layout_nullids', 'id', 'fp', 3);
+SELECT * FROM minhash_pairs_distributed('layout_nullids', 'id', 'signature', 0.5);
+DROP TABLE layout_nullids;
+
 -- Groups from pairs computed elsewhere: the connected components simhash_groups finds, for every
 -- row that has a near-duplicate.
 WITH g AS (SELECT * FROM simhash_pair_groups('SELECT id_a, id_b FROM simhash_pairs(''SELECT id, fp FROM layout_docs'', 6)')),
-     s AS (SELECT * FROM simhash_groups('SELECT id, fp FROM layout_docs', 6)
-           WHERE group_id IN (SELECT group_id FROM simhash_groups('SELECT id, fp FROM layout_docs', 6) GROUP BY 1 HAVING count(*) > 1))
+     s AS (SELECT * FROM simhash_groups('SELECT id, fp FROM layout_docs', 6, 'connected')
+           WHERE group_id IN (SELECT group_id FROM simhash_groups('SELECT id, fp FROM layout_docs', 6, 'connected') GROUP BY 1 HAVING count(*) > 1))
 SELECT (SELECT count(*) FROM g) AS grouped_rows, (SELECT count(DISTINCT group_id) FROM g) AS groups,
        (SELECT count(*) FROM ((SELECT * FROM g EXCEPT SELECT * FROM s) UNION ALL (SELECT * FROM s EXCEPT SELECT * FROM g)) d) AS different;
 SELECT * FROM simhash_pair_groups('SELECT 5::bigint, 3::bigint UNION ALL SELECT 3, 9 UNION ALL SELECT 20, 11 UNION ALL SELECT 11, 20') ORDER BY id;

@@ -42,6 +42,13 @@ SELECT (pg_identify_object(d.classid, d.objid, 0)).type AS kind,
             FROM pg_opclass c WHERE c.oid = d.objid)
          WHEN 'pg_am'::regclass THEN
            (SELECT row(a.amhandler, a.amtype)::text FROM pg_am a WHERE a.oid = d.objid)
+         WHEN 'pg_class'::regclass THEN
+           (SELECT format('%s (%s) acl=%s', c.relkind,
+                          (SELECT string_agg(format('%I %s%s', a.attname, format_type(a.atttypid, a.atttypmod),
+                                                    CASE WHEN a.attnotnull THEN ' not null' ELSE '' END), ', ' ORDER BY a.attnum)
+                           FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+                          coalesce(c.relacl::text, 'default'))
+            FROM pg_class c WHERE c.oid = d.objid)
          ELSE ''
        END AS definition,
        obj_description(d.objid, d.classid::regclass::name) AS comment
@@ -79,6 +86,7 @@ CREATE TABLE pages (body text, fp bigint GENERATED ALWAYS AS (simhash(body)) STO
                     fp_default bigint DEFAULT simhash('boilerplate'), fp_checked bigint,
                     CONSTRAINT pages_fp_checked CHECK (fp_checked = simhash(body, 'char', 3)));
 CREATE INDEX pages_fp_expression ON pages (simhash(body, 'char', 4));
+CREATE INDEX pages_fp_simhash ON pages USING simhash (simhash(body));
 CREATE FUNCTION page_fingerprint(body text) RETURNS bigint LANGUAGE sql IMMUTABLE
     BEGIN ATOMIC SELECT simhash(body); END;
 CREATE FUNCTION page_fingerprint_twice(body text) RETURNS bigint LANGUAGE sql IMMUTABLE
@@ -108,6 +116,20 @@ ALTER EXTENSION simhash UPDATE TO '0.3.0';
 \set VERBOSITY terse
 SET client_min_messages = warning;
 SELECT fp = simhash(body, 'word', 3, 'count') AS stored_is_old, fp = simhash(body) AS stored_is_new FROM pages;
+-- The update recorded the indexes it named: simhash_index_check says that one needs REINDEX
+-- (its keys are the old fingerprints, so the rows' new ones are missing from it), until REINDEX.
+\set VERBOSITY default
+SELECT simhash_index_check('pages_fp_simhash');
+SELECT simhash_index_check('pages_fp_simhash', concurrently => true);
+REINDEX INDEX pages_fp_simhash;
+SELECT simhash_index_check('pages_fp_simhash');
+\set VERBOSITY terse
+SELECT index_oid::regclass, reason FROM simhash_reindex_needed ORDER BY 1;
+-- The REINDEX, in the session that updated, computed the new keys: the update made every session
+-- read the index's expression anew, with the defaults of the new simhash(text).
+SET enable_seqscan = off;
+SELECT count(*) AS found_by_new_fingerprint FROM pages WHERE simhash(body) <@ hamming_ball(simhash('the cat sat on the mat'), 0);
+RESET enable_seqscan;
 DROP MATERIALIZED VIEW page_fps;
 DROP VIEW page_fps_now;
 DROP TABLE pages;
@@ -115,6 +137,24 @@ DROP FUNCTION page_fingerprint_twice(text), page_fingerprint(text);
 DROP OPERATOR public.= (oid, regclass);
 DROP OPERATOR public.= (oid, regprocedure);
 DROP FUNCTION public.planted_eq_class(oid, regclass), public.planted_eq_procedure(oid, regprocedure);
+
+-- From 0.3.0: the tables option of an index stored in another spelling (releases before 0.4.0
+-- took " 4 " and "AUTO" as given; the option now takes only "auto" and plain numbers, so a dump
+-- would not restore them) is rewritten in the form that reads the same, on partitioned indexes too.
+DROP EXTENSION simhash;
+SET client_min_messages = error;
+CREATE EXTENSION simhash VERSION '0.3.0';
+SET client_min_messages = warning;
+CREATE TABLE spelled (fp bigint) PARTITION BY RANGE (fp);
+CREATE TABLE spelled_low PARTITION OF spelled FOR VALUES FROM (0) TO (100);
+CREATE INDEX spelled_fp ON spelled USING simhash (fp) WITH (tables = 4, pending_limit = 128);
+CREATE INDEX spelled_low_auto ON spelled_low USING simhash (fp);
+-- (Planted in the catalog: this release's module takes neither spelling.)
+UPDATE pg_class SET reloptions = '{"tables= 4 ",pending_limit=128}' WHERE relname IN ('spelled_fp', 'spelled_low_fp_idx');
+UPDATE pg_class SET reloptions = '{"tables=AUTO"}' WHERE relname = 'spelled_low_auto';
+ALTER EXTENSION simhash UPDATE;
+SELECT relname, reloptions FROM pg_class WHERE relname LIKE 'spelled%' AND relkind IN ('i', 'I') ORDER BY 1;
+DROP TABLE spelled;
 
 \c contrib_regression
 DROP DATABASE simhash_upgrade;

@@ -238,7 +238,7 @@ SIMHASH_FUNCTION(simhash_pairs) {
     return (Datum)0;
 }
 
-// simhash_groups(query text, radius integer DEFAULT 3, method text DEFAULT 'connected',
+// simhash_groups(query text, radius integer DEFAULT 10, method text DEFAULT 'leader',
 //                memory_limit text DEFAULT NULL) RETURNS TABLE (id bigint, group_id bigint)
 SIMHASH_FUNCTION(simhash_groups) {
     const char *query = query_argument(fcinfo, "simhash_groups");
@@ -254,8 +254,8 @@ SIMHASH_FUNCTION(simhash_groups) {
     else
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("unknown grouping method \"%s\"", method_name),
-                        errhint("Use 'connected' (connected components) or 'leader' (every member within the "
-                                "radius of its group's smallest id).")));
+                        errhint("Use 'leader' (every member within the radius of its group's smallest id) or "
+                                "'connected' (connected components, which chain).")));
     const bool leader = method == simhash::GroupMethod::leader;
     const size_t limit = memory_limit_argument(fcinfo, 3);
     RunState state;
@@ -272,7 +272,8 @@ SIMHASH_FUNCTION(simhash_groups) {
                                   "fingerprints within the radius.",
                                   simhash::kBytesPerRowLeaderGroups, simhash::kBytesPerLeaderPair),
                         errhint("Raise memory_limit above %s (by 4 bytes for each pair within the radius), or use "
-                                "'connected', which partitions inputs larger than memory.",
+                                "'connected', which partitions inputs larger than memory but chains near-duplicates of "
+                                "near-duplicates into one group.",
                                 size_text(simhash::leader_groups_memory(input.n, 0)).text)));
     check_fingerprint_ids(&state, &input, limit);
     notice_chance_pairs(&state, input.n, radius);
@@ -285,19 +286,30 @@ SIMHASH_FUNCTION(simhash_groups) {
     int64 *groups = static_cast<int64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * (input.n + 1)));
     simhash::RunControl control = run_control(&state);
     size_t needed = 0;
+    bool exact = false;
     const simhash::RunStatus status =
-        simhash::near_groups(input.rows, input.n, radius, method, groups, control, limit, &needed);
-    if (status == simhash::RunStatus::over_memory_limit)
+        simhash::near_groups(input.rows, input.n, radius, method, groups, control, limit, &needed, &exact);
+    // Inexact: the pairs were counted only until they needed more than the limit (counting the
+    // rest could take minutes), so the amount is a lower bound.
+    if (status == simhash::RunStatus::over_memory_limit) {
+        char need[128];
+        if (exact)
+            snprintf(need, sizeof(need), "%s, memory_limit is %s", size_text(needed).text, size_text(limit).text);
+        else
+            snprintf(need, sizeof(need), "more than memory_limit %s", size_text(limit).text);
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-                        errmsg("simhash_groups: 'leader' groups of %zu rows at radius %d need %s, memory_limit is %s",
-                               input.n, radius, size_text(needed).text, size_text(limit).text),
-                        errdetail("%zu pairs of distinct fingerprints are within the radius; 'leader' keeps %zu bytes "
+                        errmsg("simhash_groups: 'leader' groups of %zu rows at radius %d need %s", input.n, radius, need),
+                        errdetail("%s%zu pairs of distinct fingerprints are within the radius; 'leader' keeps %zu bytes "
                                   "for each, and %zu bytes a row.",
+                                  exact ? "" : "At least ",
                                   (needed - simhash::leader_groups_memory(input.n, 0)) / simhash::kBytesPerLeaderPair,
                                   simhash::kBytesPerLeaderPair, simhash::kBytesPerRowLeaderGroups),
-                        errhint("Raise memory_limit to at least %s, lower the radius, or use 'connected', which "
-                                "keeps no pairs.",
-                                size_text(needed).text)));
+                        errhint("Raise memory_limit %s%s, lower the radius, or use 'connected', which keeps no pairs "
+                                "but chains near-duplicates of near-duplicates into one group.",
+                                exact ? "to at least " : "(by 4 bytes for each pair within the radius: they were not "
+                                                         "all counted)",
+                                exact ? size_text(needed).text : "")));
+    }
     finish_run(&state, status);
     Datum values[2];
     bool nulls[2] = {false, false};

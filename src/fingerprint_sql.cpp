@@ -88,11 +88,13 @@ void hashes_minhash_into(const uint64_t *hashes, size_t n, int slots, uint64_t s
     sketch.write_signature(out);
 }
 
-// Feature hashes of the non-NULL elements of a text[] (palloc'd; *n set to their number).
-uint64_t *text_array_hashes(ArrayType *features, bool *nulls_out[], int *n_out) {
+// Feature hashes of the elements of a one-dimensional text[] (palloc'd; *n set to their number;
+// those of NULL elements, which *nulls_out marks, are not set).
+uint64_t *text_array_hashes(ArrayType *features, const char *function_name, bool *nulls_out[], int *n_out) {
     Datum *elements;
     bool *nulls;
     int n;
+    one_dimensional(features, function_name, "features");
     deconstruct_array(features, TEXTOID, -1, false, TYPALIGN_INT, &elements, &nulls, &n);
     uint64_t *hashes = static_cast<uint64_t *>(palloc(sizeof(uint64_t) * (n > 0 ? n : 1)));
     for (int i = 0; i < n; ++i) {
@@ -108,10 +110,10 @@ uint64_t *text_array_hashes(ArrayType *features, bool *nulls_out[], int *n_out) 
 
 // Feature hashes of the non-NULL elements of a text[], in order (palloc'd; *n set to their number):
 // the set MinHash hashes.
-uint64_t *non_null_feature_hashes(ArrayType *features, int *n_out) {
+uint64_t *non_null_feature_hashes(ArrayType *features, const char *function_name, int *n_out) {
     bool *nulls;
     int n;
-    uint64_t *hashes = text_array_hashes(features, &nulls, &n);
+    uint64_t *hashes = text_array_hashes(features, function_name, &nulls, &n);
     int kept = 0;
     for (int i = 0; i < n; ++i)
         if (!nulls[i]) hashes[kept++] = hashes[i];
@@ -348,7 +350,7 @@ SIMHASH_FUNCTION(simhash_tsvector) {
 SIMHASH_FUNCTION(simhash_features) {
     bool *nulls;
     int n;
-    uint64_t *hashes = text_array_hashes(PG_GETARG_ARRAYTYPE_P(0), &nulls, &n);
+    uint64_t *hashes = text_array_hashes(PG_GETARG_ARRAYTYPE_P(0), "simhash", &nulls, &n);
     simhash::SimhashVote vote;
     for (int i = 0; i < n; ++i)
         if (!nulls[i]) vote.add(hashes[i]);
@@ -360,7 +362,8 @@ SIMHASH_FUNCTION(simhash_weighted_features) {
     ArrayType *weight_array = PG_GETARG_ARRAYTYPE_P(1);
     bool *nulls;
     int n;
-    uint64_t *hashes = text_array_hashes(features, &nulls, &n);
+    uint64_t *hashes = text_array_hashes(features, "simhash", &nulls, &n);
+    one_dimensional(weight_array, "simhash", "weights");
     Datum *weights;
     bool *weight_nulls;
     int n_weights;
@@ -481,7 +484,7 @@ SIMHASH_FUNCTION(minhash_text) {
 
 SIMHASH_FUNCTION(minhash_features) {
     int kept;
-    uint64_t *hashes = non_null_feature_hashes(PG_GETARG_ARRAYTYPE_P(0), &kept);
+    uint64_t *hashes = non_null_feature_hashes(PG_GETARG_ARRAYTYPE_P(0), "minhash", &kept);
     const int32 slots = minhash_slots_argument(PG_GETARG_INT32(1));
     const uint64_t seed = static_cast<uint64_t>(PG_GETARG_INT64(2));
     ArrayType *result = new_int4_array(slots);
@@ -513,7 +516,7 @@ SIMHASH_FUNCTION(minhash64_text) {
 
 SIMHASH_FUNCTION(minhash64_features) {
     int kept;
-    uint64_t *hashes = non_null_feature_hashes(PG_GETARG_ARRAYTYPE_P(0), &kept);
+    uint64_t *hashes = non_null_feature_hashes(PG_GETARG_ARRAYTYPE_P(0), "minhash64", &kept);
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
     PG_RETURN_INT64(static_cast<int64>(simhash::minhash64_hashes(hashes, kept, &poll)));
 }

@@ -43,3 +43,8 @@ inline int32 hamming_radius_below_int4(int32 k) { return k == PG_INT32_MIN ? k :
 // The int4 radius r for which, over distances 0..64, `d <= k` (below = false) or `d < k`
 // (below = true) holds exactly when `d <= r`, for a bigint radius k: clamped to -1..64.
 int32 hamming_radius_from_int8(int64 k, bool below);
+
+// The same for a double precision radius k that is not NaN: floor(k) for `d <= k` (`<= 3.7` is
+// `<= 3`), ceil(k) - 1 for `d < k` (`< 3.7` is `<= 3`, `< 3` is `<= 2`), clamped to -1..64
+// (infinities included).
+int32 hamming_radius_from_float8(double k, bool below);

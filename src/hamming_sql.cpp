@@ -61,10 +61,42 @@ int32 hamming_radius_from_int8(int64 k, bool below) {
     return static_cast<int32>(Max(Min(k, static_cast<int64>(64)), static_cast<int64>(-1)));
 }
 
+int32 hamming_radius_from_float8(double k, bool below) {
+    const double r = below ? std::ceil(k) - 1 : std::floor(k);
+    return r < -1 ? -1 : r > 64 ? 64 : static_cast<int32>(r);
+}
+
 // hamming_radius_at_most(k) / hamming_radius_below(k) for a bigint k: what the planner support
 // puts in hamming_within() when k is not a constant.
 SIMHASH_FUNCTION(simhash_radius_at_most_int8) { PG_RETURN_INT32(hamming_radius_from_int8(PG_GETARG_INT64(0), false)); }
 SIMHASH_FUNCTION(simhash_radius_below_int8) { PG_RETURN_INT32(hamming_radius_from_int8(PG_GETARG_INT64(0), true)); }
+
+namespace {
+// A double precision radius (a driver's float, 10.0): no number of bits is NaN, and PostgreSQL's
+// own float order, where NaN is above everything, would make `hamming(a, b) <= 'NaN'` match every
+// row. Refused, by the comparisons and by the radius conversions the planner puts in their place.
+double float8_radius(FunctionCallInfo fcinfo, int arg) {
+    const double k = PG_GETARG_FLOAT8(arg);
+    if (std::isnan(k))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("a Hamming radius must be a number, not NaN"),
+                        errhint("Bind the radius as an integer.")));
+    return k;
+}
+}  // namespace
+
+SIMHASH_FUNCTION(simhash_radius_at_most_float8) { PG_RETURN_INT32(hamming_radius_from_float8(float8_radius(fcinfo, 0), false)); }
+SIMHASH_FUNCTION(simhash_radius_below_float8) { PG_RETURN_INT32(hamming_radius_from_float8(float8_radius(fcinfo, 0), true)); }
+
+// hamming_distance compared with a double precision radius, exactly (an int4 is exact as a
+// double): d < k, d <= k, d > k, d >= k, and the same with k on the left.
+SIMHASH_FUNCTION(simhash_distance_lt_float8) { PG_RETURN_BOOL(PG_GETARG_INT32(0) < float8_radius(fcinfo, 1)); }
+SIMHASH_FUNCTION(simhash_distance_le_float8) { PG_RETURN_BOOL(PG_GETARG_INT32(0) <= float8_radius(fcinfo, 1)); }
+SIMHASH_FUNCTION(simhash_distance_gt_float8) { PG_RETURN_BOOL(PG_GETARG_INT32(0) > float8_radius(fcinfo, 1)); }
+SIMHASH_FUNCTION(simhash_distance_ge_float8) { PG_RETURN_BOOL(PG_GETARG_INT32(0) >= float8_radius(fcinfo, 1)); }
+SIMHASH_FUNCTION(simhash_float8_lt_distance) { PG_RETURN_BOOL(float8_radius(fcinfo, 0) < PG_GETARG_INT32(1)); }
+SIMHASH_FUNCTION(simhash_float8_le_distance) { PG_RETURN_BOOL(float8_radius(fcinfo, 0) <= PG_GETARG_INT32(1)); }
+SIMHASH_FUNCTION(simhash_float8_gt_distance) { PG_RETURN_BOOL(float8_radius(fcinfo, 0) > PG_GETARG_INT32(1)); }
+SIMHASH_FUNCTION(simhash_float8_ge_distance) { PG_RETURN_BOOL(float8_radius(fcinfo, 0) >= PG_GETARG_INT32(1)); }
 SIMHASH_FUNCTION(hamming_ball_make) {
     PG_RETURN_DATUM(make_hamming_ball_datum(PG_GETARG_INT64(0), PG_GETARG_INT32(1)));
 }

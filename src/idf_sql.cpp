@@ -214,10 +214,19 @@ SIMHASH_FUNCTION(simhash_text_idf) {
     constexpr const char *kHint =
         "Fingerprint documents this large without the dictionary (simhash(doc, unit, size, 'count') streams), or "
         "split them.";
-    const uint64_t fp = with_shingle_limit(kHint, [&] {
-        const simhash::IdfDictionary idf(dictionary_bytes(dictionary), VARSIZE_ANY_EXHDR(dictionary));
-        return simhash::simhash_text_idf(bytes.data, bytes.len, idf, weighting, &poll);
-    });
+    const simhash::IdfDictionary idf(dictionary_bytes(dictionary), VARSIZE_ANY_EXHDR(dictionary));
+    // Over one document every shingle is in all N of them: every weight ln(N / df) is 0, and so
+    // would every fingerprint be. (A document whose shingles are all in every document of a larger
+    // dictionary gets 0 too, as a document without shingles does: it has nothing to tell it apart.)
+    if (idf.documents() < 2)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("simhash: the IDF dictionary was built from %llu document%s, so every shingle's weight "
+                               "ln(N / df) is 0 and every fingerprint would be 0",
+                               static_cast<unsigned long long>(idf.documents()), idf.documents() == 1 ? "" : "s"),
+                        errhint("Build the dictionary over the table's documents (SELECT simhash_idf(body) FROM "
+                                "docs), or over a sample of many of them.")));
+    const uint64_t fp = with_shingle_limit(
+        kHint, [&] { return simhash::simhash_text_idf(bytes.data, bytes.len, idf, weighting, &poll); });
     PG_RETURN_INT64(static_cast<int64>(fp));
 }
 

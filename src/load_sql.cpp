@@ -1306,11 +1306,18 @@ void refuse_locks_on_citus_worker(Oid scope, const char *function_name) {
 }
 
 // Taking a table's keys stalls every dedup load into it, so it needs the right to write into it
-// (INSERT or UPDATE), as the trigger's own loads do.
+// (INSERT or UPDATE), as the trigger's own loads do. The scope is the table loaded into: the locks
+// of an index or a view would be shared with no trigger's.
 void check_lock_scope(Oid scope, const char *function_name) {
     char *scope_name = get_rel_name(scope);
     if (scope_name == nullptr)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE), errmsg("relation with OID %u does not exist", scope)));
+    const char relkind = get_rel_relkind(scope);
+    if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("%s: scope \"%s\" is not a table", function_name, scope_name),
+                        errhint("Pass the table the rows are loaded into, the one whose simhash_dedup trigger takes "
+                                "the same locks.")));
     if (pg_class_aclcheck(scope, GetUserId(), ACL_INSERT | ACL_UPDATE) != ACLCHECK_OK)
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("permission denied to lock the neighbourhoods of table %s", scope_name),
@@ -1337,6 +1344,7 @@ SIMHASH_FUNCTION(simhash_lock_neighbourhoods) {
     const Oid scope = PG_GETARG_OID(2);
     check_lock_scope(scope, "simhash_lock_neighbourhoods");
     ArrayType *array = PG_GETARG_ARRAYTYPE_P(0);
+    one_dimensional(array, "simhash_lock_neighbourhoods", "fingerprints");
     Datum *values;
     bool *nulls;
     int count;

@@ -9,6 +9,8 @@
 // hamming_within's own support function answers SupportRequestIndexCondition with the operator
 // class's search clause `fp <@ hamming_ball(q, k)` (lossy = false: the index checks the full
 // distance) and SupportRequestSelectivity with the binomial estimate.
+#include <cmath>
+
 #include "guard.h"
 #include "am/simhash_am.h"
 #include "hamming_ball.h"
@@ -63,10 +65,11 @@ List *distance_arguments(Node *node, Oid hamming, Oid hamming_dist) {
 }
 
 // The int4 radius r of `d <= r` equivalent to `d <= radius` (below = false) or `d < radius`
-// (below = true), for a radius of any integer type or hamming_distance: a constant is converted
-// here; otherwise a call converts it at run time (int2 and int4 widen, bigint goes through
-// hamming_radius_at_most / hamming_radius_below, which clamp it to -1..64).
-// nullptr when the type is none of these.
+// (below = true), for a radius of any integer type, double precision or hamming_distance: a
+// constant is converted here; otherwise a call converts it at run time (int2 and int4 widen, bigint
+// and double precision go through hamming_radius_at_most / hamming_radius_below, which clamp it to
+// -1..64 and refuse NaN). nullptr when the type is none of these, and for a NaN constant, which is
+// left to the comparison to refuse when it runs.
 Node *int4_radius(Node *radius, bool below, Oid namespace_oid) {
     Oid type = exprType(radius);
     const Oid base = getBaseType(type);  // hamming_distance is an int4 domain
@@ -78,6 +81,10 @@ Node *int4_radius(Node *radius, bool below, Oid namespace_oid) {
                 case INT2OID: value = DatumGetInt16(c->constvalue); break;
                 case INT4OID: value = DatumGetInt32(c->constvalue); break;
                 case INT8OID: value = hamming_radius_from_int8(DatumGetInt64(c->constvalue), below); break;
+                case FLOAT8OID:
+                    if (std::isnan(DatumGetFloat8(c->constvalue))) return nullptr;
+                    value = hamming_radius_from_float8(DatumGetFloat8(c->constvalue), below);
+                    break;
                 default: return nullptr;
             }
             if (below && (base == INT2OID || base == INT4OID)) value = hamming_radius_below_int4(value);
@@ -92,7 +99,7 @@ Node *int4_radius(Node *radius, bool below, Oid namespace_oid) {
                                                                           -1, InvalidOid, COERCE_IMPLICIT_CAST));
     } else if (base == INT2OID) {
         int4 = coerce_to_target_type(nullptr, radius, type, INT4OID, -1, COERCION_IMPLICIT, COERCE_IMPLICIT_CAST, -1);
-    } else if (base == INT8OID) {
+    } else if (base == INT8OID || base == FLOAT8OID) {
         const Oid argtype[1] = {base};
         const Oid convert = lookup_function(namespace_oid, below ? "hamming_radius_below" : "hamming_radius_at_most", 1, argtype);
         if (!OidIsValid(convert)) return nullptr;

@@ -122,6 +122,15 @@ simhash::ShingleWeighting weighting_argument(FunctionCallInfo fcinfo, int arg, s
     return simhash::parse_shingle_weighting(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
 }
 
+void one_dimensional(ArrayType *array, const char *function_name, const char *argument_name) {
+    if (ARR_NDIM(array) > 1)
+        ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                        errmsg("%s: %s must be a one-dimensional array, not %d-dimensional", function_name,
+                               argument_name, ARR_NDIM(array)),
+                        errhint("Pass a one-dimensional array; ARRAY(SELECT unnest(a)) flattens one in storage "
+                                "order.")));
+}
+
 const uint32_t *signature_slots(ArrayType *signature, const char *argument_name, int *slots) {
     if (ARR_ELEMTYPE(signature) != INT4OID || ARR_NDIM(signature) != 1 ||
         array_contains_nulls(signature) || ARR_DIMS(signature)[0] < 1)

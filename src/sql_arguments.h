@@ -45,6 +45,11 @@ MemoryContext aggregate_context(FunctionCallInfo fcinfo, const char *caller);
 // such argument; throws simhash::InvalidArgument for another name.
 simhash::ShingleWeighting weighting_argument(FunctionCallInfo fcinfo, int arg, simhash::ShingleWeighting omitted);
 
+// Refuses an array argument of more than one dimension (array_subscript_error): its elements would
+// otherwise be read in storage order as if it were flat, a 2x2 weights array as the weights of
+// four features. `argument_name` names it in the message ("features", "weights").
+void one_dimensional(ArrayType *array, const char *function_name, const char *argument_name);
+
 // The slots of a MinHash signature argument: a one-dimensional integer[] without NULLs, else
 // invalid_parameter_value naming `argument_name` ("the signature", "a").
 const uint32_t *signature_slots(ArrayType *signature, const char *argument_name, int *slots);

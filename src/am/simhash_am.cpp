@@ -48,8 +48,9 @@ relopt_parse_elt parse_option(const char *name, relopt_type type, int offset) {
     return option;
 }
 
-// The tables option: "auto", or a count of tables; 0 for "auto", -1 for anything else. White space
-// around either is ignored, as integer options ignore it.
+// A stored tables option: "auto", or a count of tables; 0 for "auto", -1 for anything else. White
+// space around either and the case of "auto" are ignored: releases before 0.4.0 stored such values
+// as given (validate_tables now refuses them, and the update to 0.4.0 rewrites them).
 int parse_tables(const char *value) {
     if (value == nullptr) return SIMHASH_AUTO_TABLES;
     while (isspace(static_cast<unsigned char>(*value))) ++value;
@@ -64,14 +65,20 @@ int parse_tables(const char *value) {
     return static_cast<int>(count);
 }
 
-// Called by the reloptions code (PostgreSQL's, not ours) on every value given for "tables".
+// Called by the reloptions code (PostgreSQL's, not ours) on every value given for "tables". The
+// value is stored as given and shown as given (pg_class.reloptions, pg_dump), so only the forms
+// that say exactly what is meant are taken: "auto", or a count written as a plain number.
 void validate_tables(const char *value) {
-    if (parse_tables(value) < 0)
+    const int tables = parse_tables(value);
+    char canonical[16] = "auto";
+    if (tables > 0) snprintf(canonical, sizeof(canonical), "%d", tables);
+    if (tables < 0 || strcmp(value, canonical) != 0)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("invalid value for simhash option \"tables\": \"%s\"", value),
                         errdetail("Valid values are \"auto\" (the default: chosen for each run from its size) and "
                                   "the integers from %d to %d.",
-                                  SIMHASH_MIN_TABLES, SIMHASH_MAX_TABLES)));
+                                  SIMHASH_MIN_TABLES, SIMHASH_MAX_TABLES),
+                        tables >= 0 ? errhint("Write it as %s: WITH (tables = %s).", canonical, canonical) : 0));
 }
 
 char *simhash_ambuildphasename(int64 phasenum) {

@@ -11,9 +11,13 @@
 #include "guard.h"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
@@ -251,6 +255,39 @@ void heap_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
                                isnull[0] ? "NULL" : psprintf(INT64_FORMAT, fp), RelationGetRelationName(index))));
 }
 
+// An index that an update of the extension recorded as holding values of an earlier definition
+// (simhash_reindex_needed, while the index keeps the relfilenode it had then) lacks the rows' new
+// fingerprints: said as such, rather than as rows missing from a corrupted index. The table is in
+// the extension's schema, where this function is.
+void refuse_index_needing_reindex(Relation index, Oid extension_schema) {
+    const Oid table_oid = get_relname_relid("simhash_reindex_needed", extension_schema);
+    if (!OidIsValid(table_oid)) return;  // an installation updated to 0.3.0 by its first script
+    Relation table = table_open(table_oid, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(RelationGetRelid(index)));
+    SysScanDesc scan = systable_beginscan(table, InvalidOid, false, nullptr, 1, &key);
+    char *reason = nullptr;
+    HeapTuple tuple;
+    while (reason == nullptr && HeapTupleIsValid(tuple = systable_getnext(scan))) {
+        bool isnull[3];
+        Datum values[3];
+        heap_deform_tuple(tuple, RelationGetDescr(table), values, isnull);
+        if (!isnull[1] && !isnull[2] && DatumGetObjectId(values[1]) == index->rd_rel->relfilenode)
+            reason = TextDatumGetCString(values[2]);
+    }
+    systable_endscan(scan);
+    table_close(table, AccessShareLock);
+    if (reason != nullptr)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("index \"%s\" was built with fingerprints of an earlier version of simhash and needs "
+                               "REINDEX",
+                               RelationGetRelationName(index)),
+                        errdetail("ALTER EXTENSION simhash UPDATE recorded it: %s.", reason),
+                        errhint("REINDEX INDEX %s; rebuilds it (REINDEX INDEX CONCURRENTLY while writes go on).",
+                                quote_qualified_identifier(get_namespace_name(RelationGetNamespace(index)),
+                                                           RelationGetRelationName(index)))));
+}
+
 }  // namespace
 
 SIMHASH_FUNCTION(simhash_index_check) {
@@ -274,6 +311,7 @@ SIMHASH_FUNCTION(simhash_index_check) {
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("cannot check index \"%s\"", RelationGetRelationName(index)),
                         errdetail("Index is not valid.")));
+    refuse_index_needing_reindex(index, get_func_namespace(fcinfo->flinfo->fn_oid));
 
     MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "simhash check", ALLOCSET_DEFAULT_SIZES);
     MemoryContext old_context = MemoryContextSwitchTo(context);

@@ -50,9 +50,20 @@ size_t leader_groups_memory(size_t n, uint64_t pairs) {
     return n * kBytesPerRowLeaderGroups + static_cast<size_t>(pairs) * kBytesPerLeaderPair;
 }
 
+namespace {
+// Thrown from the pair enumeration of a leader run once its pairs cannot fit the memory limit.
+struct OverMemoryLimit {};
+}  // namespace
+
 RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMethod method,
-                      int64_t *group, const RunControl &control, size_t memory_limit, size_t *memory_needed) {
+                      int64_t *group, const RunControl &control, size_t memory_limit, size_t *memory_needed,
+                      bool *memory_needed_exact) {
     check_radius(radius);
+    auto refuse = [&](uint64_t pairs, bool exact) {
+        if (memory_needed) *memory_needed = leader_groups_memory(n, pairs);
+        if (memory_needed_exact) *memory_needed_exact = exact;
+        return RunStatus::over_memory_limit;
+    };
     if (n >= std::numeric_limits<uint32_t>::max())
         throw std::length_error("too many rows for one batch (at most 4294967294)");
     try {
@@ -93,35 +104,42 @@ RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMeth
             // the pairs in chunks (no reallocation peaks). When it could not keep them all, a
             // second enumeration fills the lists; the run is refused before that when even the
             // lists do not fit.
-            std::vector<size_t> first(u + 1, 0);  // then: first[k] is where rank k's list ends
+            // At radius 64 every pair of distinct fingerprints is within it: their number is known
+            // without enumerating them (u(u - 1)/2, 2e10 at 200,000 rows).
+            if (radius >= 64) {
+                const uint64_t all_pairs = static_cast<uint64_t>(u) * (u - (u > 0)) / 2;
+                if (leader_groups_memory(n, all_pairs) > memory_limit) return refuse(all_pairs, true);
+            }
             const size_t fixed = leader_groups_memory(n, 0);
-            const uint64_t keepable =
-                memory_limit > fixed ? (memory_limit - fixed) / (sizeof(uint64_t) + kBytesPerLeaderPair) : 0;
+            if (fixed > memory_limit) return refuse(0, u < 2);
+            // Pairs that fit the limit: the enumeration stops at the first one past them.
+            const uint64_t fitting = (memory_limit - fixed) / kBytesPerLeaderPair;
+            std::vector<size_t> first(u + 1, 0);  // then: first[k] is where rank k's list ends
+            const uint64_t keepable = (memory_limit - fixed) / (sizeof(uint64_t) + kBytesPerLeaderPair);
             constexpr size_t kChunkPairs = 4096;
             std::vector<std::unique_ptr<uint64_t[]>> chunks;  // (earlier rank << 32) | later rank
             bool all_kept = true;
             uint64_t pairs = 0;
-            distinct_pairs(set.fingerprints.data(), u, plan, poller, [&](size_t x, size_t y, int) {
-                const uint64_t earlier = std::min(rank[x], rank[y]), later = std::max(rank[x], rank[y]);
-                ++first[earlier + 1];
-                if (all_kept) {
-                    const size_t slot = pairs % kChunkPairs;
-                    if (slot == 0 && pairs + kChunkPairs > keepable) {
-                        chunks.clear();  // no room: the second enumeration fills the lists
-                        all_kept = false;
-                    } else {
-                        if (slot == 0) chunks.emplace_back(new uint64_t[kChunkPairs]);
-                        chunks.back()[slot] = earlier << 32 | later;
+            try {
+                distinct_pairs(set.fingerprints.data(), u, plan, poller, [&](size_t x, size_t y, int) {
+                    const uint64_t earlier = std::min(rank[x], rank[y]), later = std::max(rank[x], rank[y]);
+                    ++first[earlier + 1];
+                    if (all_kept) {
+                        const size_t slot = pairs % kChunkPairs;
+                        if (slot == 0 && pairs + kChunkPairs > keepable) {
+                            chunks.clear();  // no room: the second enumeration fills the lists
+                            all_kept = false;
+                        } else {
+                            if (slot == 0) chunks.emplace_back(new uint64_t[kChunkPairs]);
+                            chunks.back()[slot] = earlier << 32 | later;
+                        }
                     }
-                }
-                ++pairs;
-            });
-            for (size_t k = 0; k < u; ++k) first[k + 1] += first[k];
-            const size_t needed = leader_groups_memory(n, pairs);
-            if (needed > memory_limit) {
-                if (memory_needed) *memory_needed = needed;
-                return RunStatus::over_memory_limit;
+                    if (++pairs > fitting) throw OverMemoryLimit();
+                });
+            } catch (const OverMemoryLimit &) {
+                return refuse(pairs, false);
             }
+            for (size_t k = 0; k < u; ++k) first[k + 1] += first[k];
             std::vector<uint32_t> later(pairs);
             auto place = [&](uint64_t earlier, uint64_t later_rank) {
                 later[first[earlier]++] = static_cast<uint32_t>(later_rank);

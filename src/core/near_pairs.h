@@ -191,7 +191,11 @@ RunStatus near_pairs_pass(IdFingerprint *rows, size_t n, const NearPairsPlan &pl
 // the later one in the earlier one's list: leader_groups_memory(n, pairs). It enumerates the
 // pairs once when the limit leaves 12 bytes a pair (they are kept while counted, then listed),
 // else twice (counted, then listed); when even the lists exceed memory_limit it returns
-// RunStatus::over_memory_limit with *memory_needed set, before allocating them.
+// RunStatus::over_memory_limit with *memory_needed set, before allocating them. It refuses as
+// soon as that is certain, without counting further: at radius 64 every pair of distinct
+// fingerprints is within the radius, so before enumerating any (*memory_needed exact); otherwise
+// when the pairs counted so far already need more than the limit (*memory_needed is then what
+// they need, a lower bound, and *memory_needed_exact false).
 constexpr size_t kBytesPerRowGroups = 96;
 constexpr size_t kBytesPerRowLeaderGroups = kBytesPerRowGroups + 8;  // plus list offsets
 constexpr size_t kBytesPerLeaderPair = 4;
@@ -199,7 +203,7 @@ size_t leader_groups_memory(size_t n, uint64_t pairs);
 enum class GroupMethod { connected, leader };
 RunStatus near_groups(const IdFingerprint *rows, size_t n, int radius, GroupMethod method,
                       int64_t *group, const RunControl &control, size_t memory_limit = SIZE_MAX,
-                      size_t *memory_needed = nullptr);
+                      size_t *memory_needed = nullptr, bool *memory_needed_exact = nullptr);
 
 // Connected components of a graph given by its edges (edges[i].id, edges[i].fingerprint read as
 // an id), e.g. pairs computed elsewhere: writes every id that is in an edge once, ascending, to

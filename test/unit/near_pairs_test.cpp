@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -371,6 +372,45 @@ TEST(NearGroups, LeaderCountsItsPairsAgainstTheMemoryLimit) {
                   RunStatus::done);
         EXPECT_EQ(limited, unlimited) << extra;
     }
+}
+
+TEST(NearGroups, LeaderRefusesAsSoonAsItsPairsCannotFit) {
+    // Phases a run reports: a refusal at radius 64 comes before any pair is enumerated.
+    std::vector<std::string> phases;
+    RunControl control;
+    control.context = &phases;
+    control.progress = [](void *c, const char *phase, uint64_t, uint64_t) {
+        static_cast<std::vector<std::string> *>(c)->push_back(phase);
+        return true;
+    };
+    const auto rows = make_rows(2000, 41);
+    std::vector<int64_t> group(rows.size(), -1);
+    size_t reported = 0;
+    bool exact = false;
+    std::set<uint64_t> distinct;
+    for (const auto &r : rows) distinct.insert(r.fingerprint);
+    const uint64_t all_pairs = uint64_t{distinct.size()} * (distinct.size() - 1) / 2;
+    EXPECT_EQ(near_groups(rows.data(), rows.size(), 64, GroupMethod::leader, group.data(), control,
+                          leader_groups_memory(rows.size(), all_pairs) - 1, &reported, &exact),
+              RunStatus::over_memory_limit);
+    EXPECT_EQ(reported, leader_groups_memory(rows.size(), all_pairs));
+    EXPECT_TRUE(exact);
+    for (const auto &phase : phases) EXPECT_EQ(phase.find("compar"), std::string::npos) << phase;
+    for (const auto &phase : phases) EXPECT_EQ(phase.find("permuted"), std::string::npos) << phase;
+    // Below 64 the enumeration stops at the first pair past the limit: room for 10 pairs, 11 counted.
+    const size_t fixed = leader_groups_memory(rows.size(), 0);
+    EXPECT_EQ(near_groups(rows.data(), rows.size(), 24, GroupMethod::leader, group.data(), RunControl{},
+                          fixed + 10 * kBytesPerLeaderPair + 3, &reported, &exact),
+              RunStatus::over_memory_limit);
+    EXPECT_EQ(reported, leader_groups_memory(rows.size(), 11));
+    EXPECT_FALSE(exact);
+    // Not even the rows fit: refused before anything is compared.
+    EXPECT_EQ(near_groups(rows.data(), rows.size(), 3, GroupMethod::leader, group.data(), RunControl{}, fixed - 1,
+                          &reported, &exact),
+              RunStatus::over_memory_limit);
+    EXPECT_EQ(reported, fixed);
+    EXPECT_FALSE(exact);
+    EXPECT_EQ(group, std::vector<int64_t>(rows.size(), -1)) << "nothing written when refused";
 }
 
 TEST(NearGroups, LeaderMembersAreWithinRadiusOfTheirLeader) {

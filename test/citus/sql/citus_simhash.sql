@@ -189,6 +189,14 @@ CALL public.simhash_pairs_distributed_into('public.docs', 'id', 'fp', 'public.pa
 SELECT pg_catalog.count(*) AS pairs_under_hostile_path FROM public.pairs_result;
 SHOW search_path;
 RESET search_path;
+-- Called from a DO block, whose transaction goes on after the procedure's last COMMIT, it leaves
+-- the caller's search_path as it was.
+TRUNCATE pairs_result;
+DO $$
+BEGIN
+    CALL simhash_pairs_distributed_into('docs', 'id', 'fp', 'pairs_result', 3);
+    RAISE NOTICE 'after the call: search_path %, % pairs', current_setting('search_path'), (SELECT count(*) FROM pairs_result);
+END $$;
 DROP TABLE pairs_result;
 -- The workers run the pairs queries with their own search_path, where Citus sends pg_catalog's
 -- names unqualified: a function of exact argument types there (array_length of bigint[] and of

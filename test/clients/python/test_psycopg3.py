@@ -1,7 +1,7 @@
 """psycopg 3 (Debian python3-psycopg): parameters bound server-side in text (%t) and binary (%b)
 format, and as prepared statements (%s, prepare=True). psycopg 3 binds a Python int as the smallest
-integer type that holds it (3 and 1000 as int2, the big fingerprint as int8) and a Decimal as
-numeric."""
+integer type that holds it (3 and 1000 as int2, the big fingerprint as int8), a float as float8 and
+a Decimal as numeric."""
 import decimal
 import unittest
 
@@ -50,6 +50,16 @@ class Psycopg3Checks(ClientChecks):
         # Cast the radius to reach the index.
         self.check_query('hamming <= r', BIG, decimal.Decimal('3'),
                          sql='SELECT id FROM docs WHERE hamming(fp, $1) <= $2::int ORDER BY id')
+
+    def test_float_radius_uses_the_index(self):
+        # A Python float goes as float8, which the extension's comparisons take: indexed, and
+        # exact (3.7 selects what 3 does; < 3.0 what < 3 does). NaN is refused.
+        self.assertEqual(self.scalar('SELECT pg_typeof($1)::text', (3.5,)), 'double precision')
+        for form in COMPARISONS:
+            for radius in (3.0, 3.7, 0.0):
+                with self.subTest(form=form, radius=radius):
+                    self.check_query(form, BIG, radius)
+        self.assertEqual(self.db.sqlstate(FORMS['hamming <= r'][0], (BIG, float('nan'))), '22023')
 
     def test_int_beyond_int8_is_numeric(self):
         sql = 'SELECT count(*) FROM docs WHERE hamming(fp, $1) <= $2'
