@@ -210,7 +210,7 @@ COMMENT ON FUNCTION simhash_distributed_pairs_layout(regclass, name, name, integ
 -- simhash_pairs_distributed_into leaves the caller's search_path alone (it used to set it for the
 -- rest of the caller's transaction): everything it names is schema-qualified instead.
 CREATE OR REPLACE PROCEDURE simhash_pairs_distributed_into(relation regclass, id_column name, fingerprint_column name,
-                                                result regclass, radius integer DEFAULT 3, max_tables integer DEFAULT 16)
+                                                result regclass, radius integer DEFAULT 10, max_tables integer DEFAULT 16)
     LANGUAGE plpgsql
 AS $procedure$
 DECLARE
@@ -386,6 +386,65 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
+
+-- The distributed pairs and groups default to radius 10 too, as simhash_pairs does.
+CREATE OR REPLACE FUNCTION simhash_pairs_distributed(relation regclass, id_column name, fingerprint_column name,
+                                          radius integer DEFAULT 10, max_tables integer DEFAULT 16)
+    RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+DECLARE
+    layout record;
+BEGIN
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
+    SELECT * INTO layout
+    FROM @extschema@.simhash_distributed_pairs_layout(relation, id_column, fingerprint_column, radius, max_tables);
+    IF NOT layout.distributed THEN
+        RETURN QUERY SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_pairs(
+            pg_catalog.format('SELECT %I::pg_catalog.int8, %I::pg_catalog.int8 FROM %s WHERE %I IS NOT NULL',
+                              id_column, fingerprint_column,
+                              (SELECT r.qualified_name FROM @extschema@.simhash_distributed_relation(relation) r),
+                              fingerprint_column), radius) p;
+        RETURN;
+    END IF;
+    -- One permuted table at a time: its staging table is dropped before the next is filled.
+    FOR t IN 0 .. layout.tables - 1 LOOP
+        RETURN QUERY SELECT p.id_a, p.id_b, p.distance FROM @extschema@.simhash_distributed_pairs_of_table(
+            relation, id_column, fingerprint_column, radius, layout.key_blocks, t) p;
+    END LOOP;
+END
+$function$;
+COMMENT ON FUNCTION simhash_pairs_distributed(regclass, name, name, integer, integer) IS
+    'simhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each permuted table''s key and joined where they meet, and only the pairs reach the coordinator (a table that is not distributed runs simhash_pairs); ids must be unique';
+
+CREATE OR REPLACE FUNCTION simhash_groups_distributed(relation regclass, id_column name, fingerprint_column name,
+                                           radius integer DEFAULT 10, max_tables integer DEFAULT 16)
+    RETURNS TABLE (id bigint, group_id bigint)
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    -- The calls below name the extension's schema as it was named at installation: after a
+    -- rename that name could be another schema's, whose functions would run in their place.
+    IF (SELECT pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n
+        ON n.oid = e.extnamespace WHERE e.extname = 'simhash') <> '@extschema@' THEN
+        RAISE EXCEPTION 'the schema of extension simhash is no longer named @extschema@' USING ERRCODE = '55000',
+            HINT = 'The distributed functions name it in their SQL: rename the schema back, or drop and create the extension.';
+    END IF;
+    RETURN QUERY SELECT g.id, g.group_id FROM @extschema@.simhash_pair_groups(pg_catalog.format(
+        'SELECT id_a, id_b FROM @extschema@.simhash_pairs_distributed(%L::pg_catalog.oid::pg_catalog.regclass, %L, %L, %L::pg_catalog.int4, %L::pg_catalog.int4)',
+        relation::pg_catalog.oid, id_column, fingerprint_column, radius, max_tables)) g;
+END
+$function$;
+COMMENT ON FUNCTION simhash_groups_distributed(regclass, name, name, integer, integer) IS
+    'Connected components of the within-radius pairs of a Citus table, the pairs computed on the workers (simhash_pairs_distributed) and only they grouped on the coordinator: every row with a near-duplicate and the smallest id of its group (rows without one are not listed)';
 
 -- Deduplication on load: simhash_dedup() takes options (verify=, threshold=, measure=, unit=, size=,
 -- nulls=) and refuses NULL fingerprints by default; its arguments are checked at CREATE TRIGGER.

@@ -867,7 +867,7 @@ COMMENT ON FUNCTION simhash_distributed_pairs_of_table(regclass, name, name, int
     'The pairs one permuted table (0 .. tables - 1 of simhash_distributed_pairs_layout) reports in a distributed pairs join: rows repartitioned by that table''s key into a staging table, grouped and compared on the workers';
 
 CREATE FUNCTION simhash_pairs_distributed(relation regclass, id_column name, fingerprint_column name,
-                                          radius integer DEFAULT 3, max_tables integer DEFAULT 16)
+                                          radius integer DEFAULT 10, max_tables integer DEFAULT 16)
     RETURNS TABLE (id_a bigint, id_b bigint, distance integer)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -903,7 +903,7 @@ COMMENT ON FUNCTION simhash_pairs_distributed(regclass, name, name, integer, int
     'simhash_pairs over a Citus distributed table, computed on the workers: rows are repartitioned by each permuted table''s key and joined where they meet, and only the pairs reach the coordinator (a table that is not distributed runs simhash_pairs); ids must be unique';
 
 CREATE PROCEDURE simhash_pairs_distributed_into(relation regclass, id_column name, fingerprint_column name,
-                                                result regclass, radius integer DEFAULT 3, max_tables integer DEFAULT 16)
+                                                result regclass, radius integer DEFAULT 10, max_tables integer DEFAULT 16)
     LANGUAGE plpgsql
 AS $procedure$
 DECLARE
@@ -959,7 +959,7 @@ COMMENT ON FUNCTION simhash_pair_groups(text, text) IS
     'Connected components of the pairs of pairs_query (id_a bigint, id_b bigint), e.g. from simhash_pairs_distributed: every id of some pair with the smallest id of its group (ids in no pair are not listed); in memory, 48 bytes a pair';
 
 CREATE FUNCTION simhash_groups_distributed(relation regclass, id_column name, fingerprint_column name,
-                                           radius integer DEFAULT 3, max_tables integer DEFAULT 16)
+                                           radius integer DEFAULT 10, max_tables integer DEFAULT 16)
     RETURNS TABLE (id bigint, group_id bigint)
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp

@@ -95,7 +95,7 @@ SELECT r,
 FROM (VALUES (0), (3), (8)) v(r);
 -- Groups of near-duplicates from the pairs computed on the workers: the groups simhash_groups
 -- finds on the local copy, for every row with a near-duplicate.
-CREATE TABLE local_groups AS SELECT * FROM simhash_groups('SELECT id, fp FROM docs_local WHERE fp IS NOT NULL', 3);
+CREATE TABLE local_groups AS SELECT * FROM simhash_groups('SELECT id, fp FROM docs_local WHERE fp IS NOT NULL', 3, 'connected');
 DELETE FROM local_groups WHERE group_id IN (SELECT group_id FROM local_groups GROUP BY 1 HAVING count(*) = 1);
 CREATE TABLE distributed_groups AS SELECT * FROM simhash_groups_distributed('docs', 'id', 'fp', 3);
 SELECT (SELECT count(*) FROM distributed_groups) AS grouped_rows, (SELECT count(DISTINCT group_id) FROM distributed_groups) AS groups,
