@@ -5,9 +5,9 @@
 --   faq-zh        sections of the Debian FAQ in Simplified Chinese (debian-faq-zh-cn)
 --   reference-zh  every second section of the Debian Reference in Simplified Chinese
 --                 (debian-reference-zh-cn), 400 to 6,000 characters
---   copyright     the package copyright files of the machine (/usr/share/doc/*/copyright), one
---                 of each identical text, 400 to 20,000 characters: licence texts with natural
---                 near-duplicates
+--   copyright     the copyright files (/usr/share/doc/*/copyright) of the packages listed in
+--                 bench/quality_copyright_packages.txt, one of each identical text, 400 to 20,000
+--                 characters: licence texts with natural near-duplicates
 --   reference-en  every second section of the Debian Reference in English (debian-reference-en)
 --                 as plain text and as HTML: natural near-duplicates, one rendering of another
 --   python-docs   pages of the Python 3.11 documentation (python3.11-doc) as reST source and as

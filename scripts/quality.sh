@@ -4,7 +4,8 @@
 # exact Jaccard and the verified hybrid, one-bit MinHash fingerprints (minhash64), and
 # near_duplicates() with its defaults and the settings around them, over hash seeds, on six sources
 # of real text that Debian ships (bench/quality_corpus.sql describes them). Deterministic for a
-# given set of installed packages (the copyright source reads the machine's /usr/share/doc).
+# given set of installed packages (the copyright source reads the copyright files of the packages
+# listed in bench/quality_copyright_packages.txt).
 # Leaves nothing running.
 #
 # Usage: scripts/quality.sh [SQL_FILE...]   (default: bench/quality.sql bench/dedup_quality.sql)
@@ -20,9 +21,14 @@ zcat /usr/share/doc/debian/FAQ/debian-faq.zh-cn.txt.gz >"$TEXT_DIR/faq.zh.txt"
 zcat /usr/share/debian-reference/debian-reference.zh-cn.txt.gz >"$TEXT_DIR/reference.zh.txt"
 zcat /usr/share/debian-reference/debian-reference.en.txt.gz >"$TEXT_DIR/reference.en.txt"
 cp /usr/share/debian-reference/ch*.en.html "$TEXT_DIR/reference-html/"
-for f in /usr/share/doc/*/copyright; do
-    [ -f "$f" ] && cp -L "$f" "$TEXT_DIR/copyright/$(basename "$(dirname "$f")").txt" 2>/dev/null || true
-done
+# The copyright source: the copyright files of a fixed list of packages (those of the machine the
+# figures in docs/quality.md come from), so that installing other packages does not change it.
+missing=0
+while read -r package; do
+    f=/usr/share/doc/$package/copyright
+    if [ -f "$f" ]; then cp -L "$f" "$TEXT_DIR/copyright/$package.txt"; else missing=$((missing + 1)); fi
+done <"$REPO_ROOT/bench/quality_copyright_packages.txt"
+[ "$missing" -eq 0 ] || echo "==> $missing packages of bench/quality_copyright_packages.txt are not installed: the copyright source is smaller than in docs/quality.md"
 # The Python documentation's pages, reST source and HTML side by side, their paths flattened
 # (library/json.rst.txt -> library__json.rst.txt).
 PYDOC=/usr/share/doc/python3.11/html
