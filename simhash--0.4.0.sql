@@ -503,7 +503,7 @@ CREATE OPERATOR @> (LEFTARG = hamming_ball, RIGHTARG = bigint, FUNCTION = hammin
 --------------------------------------------------------------------------------------------------
 -- The simhash index access method: exact `fp <@ hamming_ball(q, k)` search from
 -- permuted block tables. `hamming(fp, q) <= k` and hamming_within(fp, q, k) reach it through the
--- planner support above. Options: tables (2..8, default 4), pending_limit (kB, default 4096).
+-- planner support above. Options: tables (auto or 2..8, default auto), pending_limit (kB, default 256).
 --------------------------------------------------------------------------------------------------
 
 CREATE FUNCTION simhash_handler(internal) RETURNS index_am_handler

@@ -107,6 +107,9 @@ FROM near_duplicates('SELECT id, body FROM nd_many') n JOIN nd_many d ON d.id = 
 -- Texts without words are duplicates of each other (both shingle sets empty, similarity 1);
 -- rows with a NULL document are left out with a notice; one row or none makes no pairs.
 SELECT * FROM near_duplicates($$VALUES (1, ''), (2, '...'), (3, NULL::text), (4, 'words')$$) ORDER BY id;
+-- Under containment too, a text without words duplicates only another one.
+SELECT * FROM near_duplicates($$VALUES (1, 'hello world foo'), (2, ''), (3, '...')$$, measure => 'containment', radius => 64)
+ORDER BY id;
 SELECT * FROM near_duplicates('SELECT 1, ''alone''');
 SELECT * FROM near_duplicates('SELECT id, body FROM nd_docs WHERE false');
 SELECT * FROM near_duplicates($$VALUES (1, 'a b', NULL::bigint), (2, 'a b', 0::bigint)$$);

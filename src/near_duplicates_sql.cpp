@@ -99,18 +99,6 @@ struct DuplicateRun {
 
 // Arguments ------------------------------------------------------------------------------------
 
-double similarity_threshold_argument(FunctionCallInfo fcinfo, int arg) {
-    if (PG_ARGISNULL(arg))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold must not be NULL")));
-    const double threshold = PG_GETARG_FLOAT8(arg);
-    if (!(threshold >= 0 && threshold <= 1))
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("threshold must be between 0 and 1, not %g", threshold),
-                        errhint("The threshold is the similarity of a duplicate to its keeper: 1 for the same "
-                                "shingles, 0.65 by default.")));
-    return threshold;
-}
-
 text *text_argument(FunctionCallInfo fcinfo, int arg, const char *name) {
     if (PG_ARGISNULL(arg))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", name)));
@@ -568,7 +556,7 @@ void decide(DuplicateRun *run) {
 SIMHASH_FUNCTION(near_duplicates) {
     const char *query = query_argument(fcinfo, kFunctionName);
     DuplicateRun *run = static_cast<DuplicateRun *>(palloc0(sizeof(DuplicateRun)));
-    run->rule.threshold = similarity_threshold_argument(fcinfo, 1);
+    run->rule.threshold = threshold_argument(fcinfo, 1);
     const int radius = radius_argument(fcinfo, 2);
     text *measure = text_argument(fcinfo, 3, "measure");
     run->rule.measure = simhash::parse_duplicate_measure(VARDATA_ANY(measure), VARSIZE_ANY_EXHDR(measure));

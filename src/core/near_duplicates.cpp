@@ -19,9 +19,7 @@ DuplicateMeasure parse_duplicate_measure(const char *name, size_t len) {
 }
 
 double duplicate_similarity(const SetOverlap &overlap, DuplicateMeasure measure) {
-    if (measure == DuplicateMeasure::jaccard) return overlap.jaccard();
-    const size_t smaller = overlap.a < overlap.b ? overlap.a : overlap.b;
-    return smaller == 0 ? 1.0 : static_cast<double>(overlap.common) / static_cast<double>(smaller);
+    return measure == DuplicateMeasure::jaccard ? overlap.jaccard() : overlap.smaller_containment();
 }
 
 void duplicate_sketch(const uint32_t *signature, uint8_t *sketch) {

@@ -37,8 +37,8 @@ enum class DuplicateMeasure { jaccard, containment };
 // Parses "jaccard" / "containment"; throws InvalidArgument otherwise.
 DuplicateMeasure parse_duplicate_measure(const char *name, size_t len);
 
-// The similarity of two shingle sets under a measure: Jaccard (1 when both are empty), or the
-// overlap coefficient |A ∩ B| / min(|A|, |B|) (1 when either is empty).
+// The similarity of two shingle sets under a measure: Jaccard, or the overlap coefficient
+// |A ∩ B| / min(|A|, |B|); under both an empty set is similar (1) only to another empty set.
 double duplicate_similarity(const SetOverlap &overlap, DuplicateMeasure measure);
 
 // Sketches: 64 MinHash slots of 4 bits each (bits 1..4 of each slot; bit 0 is minhash64's).

@@ -90,9 +90,10 @@ TEST(NearDuplicates, SimilarityMeasures) {
     EXPECT_DOUBLE_EQ(simhash::duplicate_similarity(o, DuplicateMeasure::containment), 1.0);
     o.a = 0;
     o.common = 0;
-    EXPECT_DOUBLE_EQ(simhash::duplicate_similarity(o, DuplicateMeasure::containment), 1.0);
+    EXPECT_DOUBLE_EQ(simhash::duplicate_similarity(o, DuplicateMeasure::containment), 0.0);
     o.b = 0;
     EXPECT_DOUBLE_EQ(simhash::duplicate_similarity(o, DuplicateMeasure::jaccard), 1.0);
+    EXPECT_DOUBLE_EQ(simhash::duplicate_similarity(o, DuplicateMeasure::containment), 1.0);
     EXPECT_EQ(simhash::parse_duplicate_measure("containment", 11), DuplicateMeasure::containment);
     EXPECT_THROW(simhash::parse_duplicate_measure("cosine", 6), simhash::InvalidArgument);
 }
