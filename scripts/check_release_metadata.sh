@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Checks that the release metadata agree: META.json (PGXN meta-spec 1.0.0) parses and has the
 # fields PGXN needs, its release version is the Makefile's EXTVERSION, the version it gives the
-# extension is simhash.control's default_version, the files it names exist; debian/changelog
-# packages that same release and debian/pgversions starts at META.json's minimum PostgreSQL; and,
-# in a git checkout, `make dist` builds simhash-VERSION.zip with META.json and the sources under
-# simhash-VERSION/ and without what .gitattributes keeps out of it.
+# extension is simhash.control's default_version, the files it names exist; where there is a
+# debian/ (`make dist` leaves it out), debian/changelog packages that same release and
+# debian/pgversions starts at META.json's minimum PostgreSQL; and, in a git checkout, `make dist`
+# builds simhash-VERSION.zip with META.json and the sources under simhash-VERSION/ and without
+# what .gitattributes keeps out of it.
 # Usage: scripts/check_release_metadata.sh [source tree]   (default: this repository)
 set -euo pipefail
 
@@ -99,7 +100,8 @@ else:
 
 # The Debian package of this release: its upstream version is the release version, and it is
 # built for the PostgreSQL versions META.json promises.
-if os.path.isfile(os.path.join(root, "debian/changelog")):
+debian_checked = os.path.isfile(os.path.join(root, "debian/changelog"))
+if debian_checked:
     package_version = setting(read("debian/changelog"), r"^\S+ \(([^)]+)\)", "version in debian/changelog")
     upstream_version = re.sub(r"^[0-9]+:", "", package_version).rsplit("-", 1)[0]
     if upstream_version != extension_version:
@@ -115,7 +117,8 @@ for error in errors:
     print(f"check_release_metadata: {error}", file=sys.stderr)
 if errors:
     sys.exit(1)
-print(f"check_release_metadata: META.json, {extension_name}.control, the Makefile and debian/ agree "
+checked = ["META.json", f"{extension_name}.control", "the Makefile"] + (["debian/"] if debian_checked else [])
+print(f"check_release_metadata: {', '.join(checked[:-1])} and {checked[-1]} agree "
       f"on release {extension_version} (extension version {default_version})")
 EOF
 

@@ -76,7 +76,8 @@ build_and_install_package() {
         return 1
     fi
     echo "==> lintian"
-    lintian --fail-on error "$work"/*.changes
+    # TMPDIR: lintian leaves cache files in its temporary directory.
+    TMPDIR="$work" lintian --fail-on error "$work"/*.changes
     echo "==> installing $(cd "$work" && ls postgresql-$PG_MAJOR-simhash_*.deb)"
     # --reinstall: an earlier run installed the same version, from other sources maybe.
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall \
