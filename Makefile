@@ -63,3 +63,10 @@ bench-core:
 	cmake --build $(UNIT_BUILD) -j2 --target core_bench
 	$(UNIT_BUILD)/core_bench /usr/share/common-licenses/* /usr/share/doc/*/copyright
 
+# The release archive for PGXN (META.json), named and laid out as PGXN expects:
+# simhash-VERSION.zip holding simhash-VERSION/. It is the committed tree at HEAD, less what
+# .gitattributes marks export-ignore (the Debian packaging and the CI entry point).
+DIST_ARCHIVE ?= $(EXTENSION)-$(EXTVERSION).zip
+.PHONY: dist
+dist:
+	git archive --format zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(DIST_ARCHIVE) HEAD

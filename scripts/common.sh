@@ -21,6 +21,9 @@ CLIENT_PACKAGES=(
 )
 command -v node >/dev/null || CLIENT_PACKAGES+=(nodejs)
 command -v npm >/dev/null || CLIENT_PACKAGES+=(npm)
+# What scripts/test.sh builds, checks and installs the Debian package (debian/) with. debian/control
+# declares Rules-Requires-Root: no, so dpkg-buildpackage needs no fakeroot, as root or not.
+PACKAGING_PACKAGES=(debhelper dpkg-dev postgresql-server-dev-all lintian)
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -43,6 +46,43 @@ build_and_install() {
     echo "==> building and installing the extension"
     make -C "$REPO_ROOT" -s -j2 PG_CONFIG="$PG_BIN/pg_config"
     as_root make -C "$REPO_ROOT" -s install PG_CONFIG="$PG_BIN/pg_config"
+}
+
+# The Debian package of the working tree, as Debian builds PostgreSQL extensions (pg_buildext:
+# debian/rules), built by dpkg-buildpackage in a scratch directory from a copy of the tree's
+# sources (committed and new files, none that .gitignore lists: no objects, module, unit-test
+# build or test results of an earlier run); lintian must find no error; then installed into
+# Debian's PostgreSQL with apt-get, replacing whatever an earlier `make install` put there.
+build_and_install_package() {
+    echo "==> building the Debian package"
+    local work
+    work=$(mktemp -d /tmp/simhash-package.XXXXXX)
+    # apt reads the .deb as its own unprivileged user (_apt) where it can, and complains otherwise.
+    chmod 755 "$work"
+    mkdir "$work/simhash"
+    if git -C "$REPO_ROOT" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+        (cd "$REPO_ROOT" && git ls-files -z --cached --others --exclude-standard \
+            | while IFS= read -r -d '' f; do [ ! -e "$f" ] || printf '%s\0' "$f"; done \
+            | tar --null -T - -cf -) | tar -xf - -C "$work/simhash"
+    else
+        tar -C "$REPO_ROOT" --exclude-vcs --exclude-vcs-ignores -cf - . | tar -xf - -C "$work/simhash"
+    fi
+    # nocheck: the build would run the regression suite against the package's files on a
+    # pg_virtualenv cluster; scripts/test.sh runs it against the installed package instead.
+    if ! (cd "$work/simhash" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b -Pnocheck -J2) \
+        >"$work/build.log" 2>&1; then
+        tail -n 60 "$work/build.log"
+        echo "Debian package build FAILED (whole log in $work/build.log)" >&2
+        return 1
+    fi
+    echo "==> lintian"
+    # TMPDIR: lintian leaves cache files in its temporary directory.
+    TMPDIR="$work" lintian --fail-on error "$work"/*.changes
+    echo "==> installing $(cd "$work" && ls postgresql-$PG_MAJOR-simhash_*.deb)"
+    # --reinstall: an earlier run installed the same version, from other sources maybe.
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall \
+        "$work"/postgresql-$PG_MAJOR-simhash_*.deb >/dev/null
+    rm -rf "$work"
 }
 
 # The server never runs as root: root uses the postgres account that the Debian package creates.

@@ -1,18 +1,41 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh Debian bookworm machine: installs the packages, builds, checks the
-# module's exported symbols, runs the core unit tests (GoogleTest/CTest), the pg_regress suite and
-# isolation specs against a throwaway cluster, the client driver tests (test/clients: psycopg 3,
-# psycopg 2, asyncpg, node-postgres, JDBC) against the same cluster, and the TAP tests (each
-# starts clusters of its own), and the Citus suite (test/citus) when Citus is installed.
-# Leaves nothing running.
+# The whole test suite on a fresh Debian bookworm machine: installs the packages, checks the
+# release metadata (META.json, versions, `make dist`), builds the Debian package, checks it with
+# lintian and installs it, checks the installed module's exported symbols, runs the core unit tests
+# (GoogleTest/CTest), the pg_regress suite and isolation specs against a throwaway cluster, the
+# client driver tests (test/clients: psycopg 3, psycopg 2, asyncpg, node-postgres, JDBC) against
+# the same cluster, and the TAP tests (each starts clusters of its own), and the Citus suite
+# (test/citus) when Citus is installed. Leaves nothing running.
+#
+# Every suite runs against the extension as the Debian package installs it: the package is built
+# with the project's Makefile (debian/rules), so the module is the one `make` builds, and building
+# from source as well would only add a build. The unit tests build the core alone (`make unit`).
+# Where there is no package to build, the extension is built and installed from source instead:
+# with SIMHASH_PG_BIN (another PostgreSQL installation, which a Debian package cannot go into) or
+# in a release archive (`make dist` leaves debian/ out).
 source "$(dirname "$0")/common.sh"
 
-DEBIAN_PACKAGES+=("${CLIENT_PACKAGES[@]}")
+if [ -z "${SIMHASH_PG_BIN:-}" ] && [ -d "$REPO_ROOT/debian" ]; then
+    FROM_PACKAGE=yes
+    DEBIAN_PACKAGES+=("${PACKAGING_PACKAGES[@]}")
+else
+    FROM_PACKAGE=no
+fi
+DEBIAN_PACKAGES+=("${CLIENT_PACKAGES[@]}" python3)
 install_packages
-build_and_install
+
+echo "==> release metadata"
+bash "$REPO_ROOT/scripts/check_release_metadata.sh"
+
+if [ "$FROM_PACKAGE" = yes ]; then
+    build_and_install_package
+else
+    echo "==> no Debian package for this installation or tree: the extension is built from source"
+    build_and_install
+fi
 
 echo "==> exported symbols"
-bash "$REPO_ROOT/scripts/check_exports.sh"
+bash "$REPO_ROOT/scripts/check_exports.sh" "$("$PG_BIN/pg_config" --pkglibdir)/simhash.so"
 
 echo "==> node-postgres for the client tests"
 (
