@@ -1,42 +1,60 @@
--- The README's Getting started example, verbatim: the first thing a user runs must show
--- near-duplicates found.
-CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL, fp bigint);
-INSERT INTO docs (body) VALUES
-  ('PostgreSQL is a powerful, open source object-relational database system with over 35 years of '
-   'active development that has earned it a strong reputation for reliability, feature robustness, '
-   'and performance. There is a wealth of information to be found describing how to install and use '
-   'PostgreSQL through the official documentation. Read 311 times.'),
-  -- a mirror: the same words, shouted, with other punctuation
-  ('POSTGRESQL IS A POWERFUL OPEN SOURCE OBJECT-RELATIONAL DATABASE SYSTEM WITH OVER 35 YEARS OF '
-   'ACTIVE DEVELOPMENT THAT HAS EARNED IT A STRONG REPUTATION FOR RELIABILITY; FEATURE ROBUSTNESS; '
-   'AND PERFORMANCE!!! THERE IS A WEALTH OF INFORMATION TO BE FOUND DESCRIBING HOW TO INSTALL AND USE '
-   'POSTGRESQL THROUGH THE OFFICIAL DOCUMENTATION... READ 311 TIMES'),
-  -- the same page a day later: its counter moved
-  ('PostgreSQL is a powerful, open source object-relational database system with over 35 years of '
-   'active development that has earned it a strong reputation for reliability, feature robustness, '
-   'and performance. There is a wealth of information to be found describing how to install and use '
-   'PostgreSQL through the official documentation. Read 428 times.'),
-  ('We all scream for ice cream, and the ice cream truck comes around every afternoon at four.');
-UPDATE docs SET fp = simhash(body);
+-- Every SQL example of README.md, verbatim (the tables it assumes are made first, marked as such),
+-- so that what a newcomer runs stays true.
 
--- Copies: within 3 bits.
-SELECT a.id, b.id, hamming(a.fp, b.fp) AS bits
-FROM docs a JOIN docs b ON a.id < b.id
-WHERE hamming(a.fp, b.fp) <= 3;
+-- Install: check the install.
+SELECT extversion FROM pg_extension WHERE extname = 'simhash';   -- 0.4.0
+SELECT hamming(minhash64('the quick brown fox'), minhash64('the quick brown fox!'));  -- 0
 
--- Edited copies sit further apart: a radius of 8-12 finds them (see "Choosing k").
-SELECT a.id, b.id, hamming(a.fp, b.fp) AS bits
-FROM docs a JOIN docs b ON a.id < b.id
-WHERE hamming(a.fp, b.fp) <= 10
-ORDER BY bits, a.id, b.id;
+-- Quick start.
+CREATE TABLE docs (id bigserial PRIMARY KEY, body text NOT NULL,
+                   fp bigint GENERATED ALWAYS AS (minhash64(body)) STORED);
+INSERT INTO docs (body)
+SELECT string_agg(CASE WHEN g % 100 = 0 AND w = 7 THEN 'edited'
+                       ELSE md5((g - (g % 100 = 0)::int) || ':' || w) END, ' ' ORDER BY w)
+FROM generate_series(1, 10000) g, generate_series(1, 30) w GROUP BY g ORDER BY g;
+CREATE INDEX docs_fp_idx ON docs USING simhash (fp);
+ANALYZE docs;
 
--- Unrelated documents differ in about half the bits.
-SELECT hamming(a.fp, b.fp) AS unrelated_bits FROM docs a, docs b WHERE a.id = 1 AND b.id = 4;
+-- Near-duplicates of document 99: within 10 bits of its fingerprint.
+SELECT id, hamming(fp, (SELECT fp FROM docs WHERE id = 99)) AS bits
+FROM docs WHERE hamming(fp, (SELECT fp FROM docs WHERE id = 99)) <= 10;
+EXPLAIN (COSTS OFF) SELECT id FROM docs WHERE hamming(fp, (SELECT fp FROM docs WHERE id = 99)) <= 10;
+SELECT * FROM near_duplicates('SELECT id, body FROM docs') ORDER BY id LIMIT 3;
 
--- One-bit MinHash fingerprints put edited copies closer.
-SELECT a.id, b.id, hamming(minhash64(a.body), minhash64(b.body)) AS bits
-FROM docs a JOIN docs b ON a.id < b.id
-WHERE hamming(minhash64(a.body), minhash64(b.body)) <= 10
-ORDER BY bits, a.id, b.id;
+-- Deduplicate a table (the table it assumes: pages with an id, a body and a fetch time).
+CREATE TABLE pages (id bigserial PRIMARY KEY, body text NOT NULL, fp bigint, fetched_at timestamptz);
+INSERT INTO pages (body, fetched_at) SELECT body, '2026-11-01'::timestamptz - id * interval '1 minute' FROM docs;
+UPDATE pages SET fp = minhash64(body);
+-- Every duplicate, its keeper and their similarity.
+SELECT count(*) AS duplicates, min(similarity) >= 0.65 AS all_verified FROM (
+SELECT * FROM near_duplicates('SELECT id, body FROM pages')
+) d;
+-- Keep the oldest page instead of the smallest id: the first row of the query keeps.
+SELECT * FROM (
+SELECT * FROM near_duplicates('SELECT id, body FROM pages ORDER BY fetched_at', keeper => 'first')
+) d ORDER BY id LIMIT 2;
+-- Stored fingerprints (or MinHash signatures) are used instead of computing them.
+SELECT count(*) AS duplicates FROM (
+SELECT * FROM near_duplicates('SELECT id, body, fp FROM pages')
+) d;
+-- Keep one page of each group: delete the others.
+DELETE FROM pages USING near_duplicates('SELECT id, body FROM pages') d WHERE pages.id = d.id;
+SELECT count(*) AS pages_kept FROM pages;
+DROP TABLE pages;
 
-DROP TABLE docs;
+-- Dedup on load (the table it assumes: staging, rows arriving with a fetch time).
+CREATE TABLE staging (url text, body text, fetched_at timestamptz);
+INSERT INTO staging SELECT 'https://example.com/' || id, body, '2026-11-01'::timestamptz + id * interval '1 minute' FROM docs WHERE id <= 500;
+INSERT INTO staging SELECT url || '?mirror', body || ' Visitors: 77', fetched_at + interval '1 day' FROM staging;
+CREATE TABLE pages (id bigserial PRIMARY KEY, url text, body text NOT NULL,
+                    fp bigint GENERATED ALWAYS AS (minhash64(body)) STORED);
+CREATE INDEX pages_fp_idx ON pages USING simhash (fp);          -- the check uses it
+CREATE TRIGGER pages_dedup BEFORE INSERT OR UPDATE ON pages
+    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '10', 'skip', 'verify=body');
+
+-- Near-duplicates of stored rows, and of rows of the same load, are skipped.
+INSERT INTO pages (url, body) SELECT url, body FROM staging ORDER BY fetched_at;
+SELECT count(*) AS offered, (SELECT count(*) FROM pages) AS stored,
+       (SELECT count(*) FROM pages WHERE url LIKE '%?mirror') AS mirrors_stored FROM staging;
+
+DROP TABLE pages, staging, docs;
