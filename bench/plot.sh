@@ -213,7 +213,7 @@ set ylabel "F1 (derived truth)"
 set xrange [0:16]
 set xtics 0, 2, 16
 set yrange [0:1]
-set key top left
+set key bottom right
 $(f1_curves overall 1)
 GNUPLOT
     echo "wrote $out_dir/quality_f1_by_k.svg"

@@ -104,6 +104,10 @@ FROM radius_ms b WHERE b.how = 'btree x4' GROUP BY b.k, b.plan ORDER BY b.k;
 \endif
 
 \if :{?resultsdir}
+\if :{?machine}
+\else
+\set machine ''
+\endif
 SELECT format('%s/radius_bench_%s_%s.csv', :'resultsdir', :'data', :rows) AS radius_csv \gset
 \o :radius_csv
 COPY (SELECT :'data' AS data, :rows AS rows, k AS radius, how AS method, plan, count(*) AS queries,
