@@ -151,8 +151,7 @@ set logscale y
 set format y "%g"
 set xrange [-0.5:24.5]
 set xtics 0, 2, 24
-set key top left font ",11"
-set offsets 0, 0, graph 0.3, 0
+set key bottom right font ",11"
 plot "$work/radius_${data}_seq.dat" using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb "#7f7f7f" title "sequential scan, one core", \
      "$work/radius_${data}_btrees.dat" using 1:2 with linespoints lw 2 pt 5 ps 0.6 lc rgb "#d62728" title "four B-trees on the 16-bit blocks, one core", \
      "$work/radius_${data}_planner.dat" using 1:2 with lines lw 2 lc rgb "#1f77b4" title "simhash index, as the planner runs it:" @planner_points
