@@ -102,6 +102,27 @@ FROM simhash_hist h, generate_series(0, 16) AS k GROUP BY 1, 2, 3;
 CREATE FUNCTION pg_temp.f1(tp numeric, fp numeric, t numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS
 $$ SELECT round(2 * tp / nullif(2 * tp + fp + (t - tp), 0), 3) $$;
 
+-- With :resultsdir set (scripts/quality.sh sets it), precision, recall and F1 of every
+-- configuration and seed at every k, per source and overall (derived truth), into
+-- :resultsdir/quality_f1_by_k.csv, which bench/plot.sh draws.
+\if :{?resultsdir}
+SELECT :'resultsdir' || '/quality_f1_by_k.csv' AS quality_csv \gset
+\o :quality_csv
+COPY (
+    WITH per_source AS (
+        SELECT c.name AS features, c.seed, q.source, q.k, t.t AS true_pairs, q.tp, q.fp
+        FROM simhash_quality q JOIN truths t USING (source) JOIN configs c USING (cfg)),
+    both_ AS (
+        SELECT * FROM per_source
+        UNION ALL
+        SELECT features, seed, 'overall', k, sum(true_pairs), sum(tp), sum(fp) FROM per_source GROUP BY features, seed, k)
+    SELECT features, seed, source, k, true_pairs, tp, fp,
+           round(tp / nullif(tp + fp, 0), 3) AS precision, round(tp / nullif(true_pairs, 0), 3) AS recall,
+           pg_temp.f1(tp, fp, true_pairs) AS f1
+    FROM both_ ORDER BY features, seed, source, k) TO STDOUT WITH (FORMAT csv, HEADER);
+\o
+\endif
+
 -- Best F1 per source over k = 0..16, and overall (all sources, one k) at the best k and the best
 -- k <= 8, of every configuration, under the derived truth or the content rule.
 CREATE FUNCTION pg_temp.simhash_summary(by_content boolean)

@@ -6,10 +6,12 @@
 # of real text that Debian ships (bench/quality_corpus.sql describes them). Deterministic for a
 # given set of installed packages (the copyright source reads the copyright files of the packages
 # listed in bench/quality_copyright_packages.txt).
-# Leaves nothing running.
+# Leaves nothing running. bench/quality.sql also writes precision, recall and F1 by k to
+# RESULTS_DIR/quality_f1_by_k.csv (default bench/results/), which bench/plot.sh draws.
 #
 # Usage: scripts/quality.sh [SQL_FILE...]   (default: bench/quality.sql bench/dedup_quality.sql)
 source "$(dirname "$0")/common.sh"
+source "$REPO_ROOT/bench/results.sh"
 DEBIAN_PACKAGES+=(debian-faq debian-faq-zh-cn debian-reference-zh-cn debian-reference-en python3.11-doc)
 install_packages
 build_and_install
@@ -42,5 +44,5 @@ done
 chown -R "$CLUSTER_USER" "$TEXT_DIR" 2>/dev/null || true
 if [ $# -eq 0 ]; then set -- "$REPO_ROOT/bench/quality.sql" "$REPO_ROOT/bench/dedup_quality.sql"; fi
 for sql in "$@"; do
-    psql -X -q -v textdir="$TEXT_DIR" -f "$sql"
+    psql -X -q -v textdir="$TEXT_DIR" -v resultsdir="$results_dir" -f "$sql"
 done
