@@ -164,7 +164,7 @@ BEGIN
                   AND pg_catalog.pg_relation_size(c.oid) OPERATOR(pg_catalog.>) 0
                 ORDER BY 1
     LOOP
-        IF (SELECT i.version FROM @extschema@.simhash_index_info(idx) i) OPERATOR(pg_catalog.<>) 4 THEN
+        IF (SELECT i.version FROM @extschema@.simhash_index_info(idx) i) OPERATOR(pg_catalog.<) 4 THEN
             names := pg_catalog.concat_ws(', ', names, idx::pg_catalog.text);
         END IF;
     END LOOP;

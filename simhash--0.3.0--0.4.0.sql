@@ -461,3 +461,31 @@ CREATE EVENT TRIGGER simhash_dedup_check_arguments ON ddl_command_end WHEN TAG I
 COMMENT ON EVENT TRIGGER simhash_dedup_check_arguments IS
     'Refuses a simhash_dedup trigger with bad arguments when it is created (the trigger checks them again when it first fires)';
 
+
+-- The index's on-disk format changed (version 5: directories of more than 16 bits, listed in each
+-- run's page list, and 3 tables in runs of 100M entries or more): indexes built by 0.3.0 are
+-- refused with a hint until they are rebuilt. simhash_index_info reports their format version.
+DO $$
+DECLARE
+    idx pg_catalog.regclass;
+    names text;
+BEGIN
+    FOR idx IN SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_am a ON a.oid OPERATOR(pg_catalog.=) c.relam
+                WHERE a.amname OPERATOR(pg_catalog.=) 'simhash' AND c.relkind OPERATOR(pg_catalog.=) 'i'
+                  -- not another session's temporary index (unreadable here, gone with that session),
+                  -- nor one a failed CREATE INDEX CONCURRENTLY left without pages
+                  AND (c.relpersistence OPERATOR(pg_catalog.<>) 't'
+                       OR c.relnamespace OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema())
+                  AND pg_catalog.pg_relation_size(c.oid) OPERATOR(pg_catalog.>) 0
+                ORDER BY 1
+    LOOP
+        IF (SELECT i.version FROM @extschema@.simhash_index_info(idx) i) OPERATOR(pg_catalog.<) 5 THEN
+            names := pg_catalog.concat_ws(', ', names, idx::pg_catalog.text);
+        END IF;
+    END LOOP;
+    IF names IS NOT NULL THEN
+        RAISE WARNING 'simhash 0.4.0 stores indexes in a new on-disk format; REINDEX these indexes: %', names
+            USING HINT = 'REINDEX INDEX CONCURRENTLY name; rebuilds one while writers go on. Until then, queries and writes that use them fail with this hint.';
+    END IF;
+END
+$$;

@@ -311,11 +311,12 @@ struct TableWriter {
     char *slots;
     Size used;
     Size written;
-    BlockNumber *pages;  // table 0: every page, for the map
+    BlockNumber *pages;      // table 0: every page, for the page list
+    BlockNumber *dir_pages;  // where the page list names the table's directory pages
 };
 
 void table_begin(TableWriter *tw, PageWriter *w, const SimhashGeometry *g, int t, SimhashTable *table, SimhashDirSlot *dir,
-                 BlockNumber *pages) {
+                 BlockNumber *pages, BlockNumber *dir_pages) {
     tw->w = w;
     tw->g = g;
     tw->t = t;
@@ -330,6 +331,7 @@ void table_begin(TableWriter *tw, PageWriter *w, const SimhashGeometry *g, int t
     tw->used = tw->per_page;  // no page yet
     tw->written = 0;
     tw->pages = pages;
+    tw->dir_pages = dir_pages;
 }
 
 void table_close_page(TableWriter *tw) {
@@ -393,7 +395,7 @@ void table_finish(TableWriter *tw, Size nprefixes) {
         slot->blkno = InvalidBlockNumber;
         slot->offset = slot->unused = 0;
     }
-    tw->table->ndirpages = write_array(tw->w, tw->dir, nprefixes, SIMHASH_DIR, tw->table->dir);
+    tw->table->ndirpages = write_array(tw->w, tw->dir, nprefixes, SIMHASH_DIR, tw->dir_pages);
     writer_flush(tw->w, InvalidBlockNumber);
     if (!tw->w->logged) writer_write_batch(tw->w);
 }
@@ -411,7 +413,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     meta->nentries = n;
     meta->ntables = static_cast<uint16>(ntables);
     const Size table0_pages = (n + SIMHASH_ENTRIES_PER_PAGE - 1) / SIMHASH_ENTRIES_PER_PAGE;
-    if (n > PG_UINT32_MAX || table0_pages > static_cast<Size>(SIMHASH_MAX_MAP_PAGES) * SIMHASH_MAP_PER_PAGE)
+    if (n > PG_UINT32_MAX)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("simhash index \"%s\" cannot hold %zu entries in one run", RelationGetRelationName(index), n)));
 
@@ -429,7 +431,13 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     const bool spilled = simhash_sorter_spilled(s);
     Size *buckets = static_cast<Size *>(palloc((nprefixes + 1) * sizeof(Size)));
     SimhashDirSlot *dir = static_cast<SimhashDirSlot *>(palloc(nprefixes * sizeof(SimhashDirSlot)));
-    BlockNumber *pages0 = static_cast<BlockNumber *>(MemoryContextAllocHuge(CurrentMemoryContext, table0_pages * sizeof(BlockNumber)));
+    // The page list: table 0's pages, then every table's directory pages.
+    const Size ndirpages = simhash_dir_pages(kg.dirbits);
+    const Size list_length = table0_pages + ntables * ndirpages;
+    if (list_length > static_cast<Size>(SIMHASH_MAX_MAP_PAGES) * SIMHASH_MAP_PER_PAGE)
+        ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+                        errmsg("simhash index \"%s\" cannot hold %zu entries in one run", RelationGetRelationName(index), n)));
+    BlockNumber *page_list = static_cast<BlockNumber *>(MemoryContextAllocHuge(CurrentMemoryContext, list_length * sizeof(BlockNumber)));
     PageWriter *w = static_cast<PageWriter *>(palloc(sizeof(PageWriter)));
     w->index = index;
     w->logged = logged;
@@ -455,7 +463,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         sorted = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
         sort_entries(items, sorted, n, &kg, buckets);
     }
-    table_begin(&tw, w, &kg, 0, &meta->tables[0], dir, pages0);
+    table_begin(&tw, w, &kg, 0, &meta->tables[0], dir, page_list, page_list + table0_pages);
     for (Size pos = 0; pos < n; ++pos) {
         SimhashEntry entry;  // its key, then its fingerprint
         if (spilled) {
@@ -477,9 +485,6 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         if ((pos & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
     }
     table_finish(&tw, nprefixes);
-    meta->nmappages = write_array(w, pages0, table0_pages, SIMHASH_MAP, meta->map);
-    writer_flush(w, InvalidBlockNumber);
-    if (!logged) writer_write_batch(w);
     if (spilled) {
         tuplesort_end(s->sort0);
         s->sort0 = nullptr;
@@ -499,7 +504,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
                 refs[pos] = ((simhash_rotation(sorted[pos].fp, &kg, t) >> 32) << 32) | pos;
             sort_refs(refs, refs_sorted, n, &kg, t, buckets);
         }
-        table_begin(&tw, w, &kg, t, &meta->tables[t], dir, nullptr);
+        table_begin(&tw, w, &kg, t, &meta->tables[t], dir, nullptr, page_list + table0_pages + t * ndirpages);
         for (Size i = 0; i < n; ++i) {
             uint64 rotation;
             SimhashRef ref;
@@ -528,6 +533,10 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         }
         if (progress) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>((t + 1) * n));
     }
+    // The page list, once every page of it is written.
+    meta->nmappages = write_array(w, page_list, list_length, SIMHASH_MAP, meta->map);
+    writer_flush(w, InvalidBlockNumber);
+    if (!logged) writer_write_batch(w);
     // The header last: a merge publishes the run by naming it in the metapage.
     const BlockNumber header = writer_start(w, SIMHASH_RUN, false);
     memcpy(SimhashPageGetRun(w->image.data), meta, sizeof(SimhashRunData));
@@ -550,7 +559,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     pfree(w);
     pfree(dir);
     pfree(buckets);
-    pfree(pages0);
+    pfree(page_list);
     if (sorted) pfree(sorted);
     if (refs) pfree(refs);
 }

@@ -1,7 +1,7 @@
-// The backend-local cache of run headers, directories and maps. A scan otherwise reads a run's
-// header page (and copies up to 6 kB of it) for every run, a directory page for every probe and a
-// map page for every entry it fetches from table 0; with the cache a probe goes straight to its
-// data page and a fetch to its table-0 page. Entries are keyed by the metapage's random
+// The backend-local cache of run headers, directories and page lists. A scan otherwise reads a
+// run's header page (and copies up to 8 kB of it) for every run, a map page and a directory page
+// for every probe and a map page for every entry it fetches from table 0; with the cache a probe
+// goes straight to its data page and a fetch to its table-0 page. Entries are keyed by the metapage's random
 // index_id and the relation file (a REINDEX or TRUNCATE gives new ones), header block and serial
 // (a recycled header block gets a new serial), so a stale entry is never found, only left to age
 // out: past kCacheBytes the whole cache is dropped and refilled by later scans.
@@ -15,7 +15,9 @@ extern "C" {
 
 namespace {
 
-constexpr Size kCacheBytes = 64 * 1024 * 1024;
+// The page lists and directory pages copied: at 300M entries the largest run's three directories
+// are 48 MB, of which queries copy what their probes touch.
+constexpr Size kCacheBytes = 128 * 1024 * 1024;
 constexpr int kCacheEntries = 128;
 
 struct CacheEntry {
@@ -43,26 +45,23 @@ void drop_all() {
 void load(Relation index, const SimhashRunSlot *slot, CacheEntry *e) {
     MemoryContext old = MemoryContextSwitchTo(cache_context);
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
-    simhash_read_run(index, slot->header, slot, run);  // checks the directory page counts too
-    const Size nprefixes = Size{1} << run->dirbits;
-    // The slots are filled page by page (simhash_cached_dir_slot); untouched memory costs nothing.
-    SimhashDirSlot *dirs = static_cast<SimhashDirSlot *>(palloc(run->ntables * nprefixes * sizeof(SimhashDirSlot)));
-    Size bitmap_bytes = 0;
+    simhash_read_run(index, slot->header, slot, run);  // checks the directory and map page counts too
+    // Directory pages are copied as probes need them (simhash_cached_dir_slot), each into its own
+    // allocation: a run's directories reach 32 MB a table, of which a query touches a few pages.
+    Size bytes = sizeof(SimhashRunData);
     for (int t = 0; t < run->ntables; ++t) {
-        const Size bytes = run->tables[t].ndirpages / 8 + 1;
-        e->cached.dir[t] = dirs + t * nprefixes;
-        e->cached.dir_loaded[t] = static_cast<uint8 *>(palloc0(bytes));
-        bitmap_bytes += bytes;
+        e->cached.dir[t] = static_cast<SimhashDirSlot **>(palloc0(run->tables[t].ndirpages * sizeof(SimhashDirSlot *)));
+        bytes += run->tables[t].ndirpages * sizeof(SimhashDirSlot *);
     }
     const Size map_slots = static_cast<Size>(run->nmappages) * SIMHASH_MAP_PER_PAGE;
-    e->cached.table0_blocks = static_cast<BlockNumber *>(palloc(Max(map_slots, 1) * sizeof(BlockNumber)));
+    e->cached.pages = static_cast<BlockNumber *>(MemoryContextAllocHuge(cache_context, Max(map_slots, 1) * sizeof(BlockNumber)));
     e->cached.map_loaded = static_cast<uint8 *>(palloc0(run->nmappages / 8 + 1));
-    bitmap_bytes += run->nmappages / 8 + 1;
+    bytes += map_slots * sizeof(BlockNumber) + run->nmappages / 8 + 1;
     e->cached.permuter = simhash_new_permuter(run->key_order);
+    if (e->cached.permuter) bytes += sizeof(simhash::BitPermuter);
     MemoryContextSwitchTo(old);
     e->cached.run = run;
-    e->bytes = sizeof(SimhashRunData) + run->ntables * nprefixes * sizeof(SimhashDirSlot) + bitmap_bytes +
-               map_slots * sizeof(BlockNumber) + (e->cached.permuter ? sizeof(simhash::BitPermuter) : 0);
+    e->bytes = bytes;
 }
 
 }  // namespace
@@ -96,57 +95,70 @@ void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *s
 
 namespace {
 
-// Directory and map pages are copied into a run's cache entry page by page, as probes and fetches
-// first need them; a bit per page says the page's elements are in place.
+// Map pages are copied into a run's cache entry page by page, as probes and fetches first need
+// them; a bit per page says the page's elements are in place.
 bool page_copied(const uint8 *copied, Size page) { return (copied[page / 8] >> (page % 8)) & 1; }
 
 // Copies the `n` elements of page `blkno` (SIMHASH_DIR or SIMHASH_MAP) to `dest`, those the page
-// does not store as `missing`, and only then marks the page copied.
+// does not store as `missing`.
 template <typename T>
-void copy_page(Relation index, BlockNumber blkno, uint16 flags, T *dest, Size n, const T &missing, uint8 *copied, Size page) {
+void copy_page(Relation index, BlockNumber blkno, uint16 flags, T *dest, Size n, const T &missing) {
     Buffer buffer;
     Page contents = simhash_lock_page(index, blkno, BUFFER_LOCK_SHARE, flags, &buffer);
     const Size stored = Min(static_cast<Size>(SimhashPageGetOpaque(contents)->nentries), n);
     memcpy(dest, PageGetContents(contents), stored * sizeof(T));
     for (Size i = stored; i < n; ++i) dest[i] = missing;
     UnlockReleaseBuffer(buffer);
-    copied[page / 8] |= static_cast<uint8>(1u << (page % 8));
+}
+
+// Entry `list_index` of a cached run's page list, its map page copied first if needed.
+BlockNumber cached_list_page(Relation index, const SimhashCachedRun *cached, Size list_index) {
+    const SimhashRunData *run = cached->run;
+    const Size m = list_index / SIMHASH_MAP_PER_PAGE;
+    if (m >= run->nmappages)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has no map page for entry %zu of a run's page list",
+                               RelationGetRelationName(index), list_index)));
+    if (!page_copied(cached->map_loaded, m)) {
+        copy_page(index, run->map[m], SIMHASH_MAP, cached->pages + m * SIMHASH_MAP_PER_PAGE,
+                  static_cast<Size>(SIMHASH_MAP_PER_PAGE), InvalidBlockNumber);
+        cached->map_loaded[m / 8] |= static_cast<uint8>(1u << (m % 8));
+    }
+    const BlockNumber blkno = cached->pages[list_index];
+    if (blkno == InvalidBlockNumber)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has no map slot for entry %zu of a run's page list",
+                               RelationGetRelationName(index), list_index)));
+    return blkno;
 }
 
 }  // namespace
 
 const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCachedRun *cached, int t, Size prefix) {
+    const SimhashDirSlot *slot = simhash_copied_dir_slot(cached, t, prefix);
+    if (slot) return slot;
+    const SimhashRunData *run = cached->run;
     const Size d = prefix / SIMHASH_DIRSLOTS_PER_PAGE;
-    if (!page_copied(cached->dir_loaded[t], d)) {
-        const SimhashRunData *run = cached->run;
-        const SimhashTable *table = &run->tables[t];
-        if (d >= table->ndirpages)
-            ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                            errmsg("index \"%s\" has no directory page %zu in table %d", RelationGetRelationName(index),
-                                   d, t)));
-        const Size first = d * SIMHASH_DIRSLOTS_PER_PAGE;
-        const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), (Size{1} << run->dirbits) - first);
-        const SimhashDirSlot none = {InvalidBlockNumber, 0, 0};
-        copy_page(index, table->dir[d], SIMHASH_DIR, cached->dir[t] + first, n, none, cached->dir_loaded[t], d);
-    }
-    return &cached->dir[t][prefix];
+    if (d >= run->tables[t].ndirpages)
+        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                        errmsg("index \"%s\" has no directory page %zu in table %d", RelationGetRelationName(index), d, t)));
+    const BlockNumber blkno = cached_list_page(index, cached, simhash_dir_list_index(run, t, d));
+    const Size first = d * SIMHASH_DIRSLOTS_PER_PAGE;
+    const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), (Size{1} << run->dirbits) - first);
+    SimhashDirSlot *slots = static_cast<SimhashDirSlot *>(MemoryContextAlloc(cache_context, n * sizeof(SimhashDirSlot)));
+    const SimhashDirSlot none = {InvalidBlockNumber, 0, 0};
+    copy_page(index, blkno, SIMHASH_DIR, slots, n, none);
+    cached->dir[t][d] = slots;  // published only once complete: an error above leaves it uncopied
+    cached_bytes += n * sizeof(SimhashDirSlot);
+    return slots + prefix % SIMHASH_DIRSLOTS_PER_PAGE;
 }
 
 BlockNumber simhash_cached_table0_block(Relation index, const SimhashCachedRun *cached, Size page_index) {
-    const SimhashRunData *run = cached->run;
-    const Size m = page_index / SIMHASH_MAP_PER_PAGE;
-    if (m >= run->nmappages)  // a position read from a ref page: checked before its bit is read
+    if (page_index >= cached->run->tables[0].npages)  // a position read from a ref page
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" refers to table-0 page %zu beyond its map", RelationGetRelationName(index),
                                page_index)));
-    if (!page_copied(cached->map_loaded, m))
-        copy_page(index, run->map[m], SIMHASH_MAP, cached->table0_blocks + m * SIMHASH_MAP_PER_PAGE,
-                  static_cast<Size>(SIMHASH_MAP_PER_PAGE), InvalidBlockNumber, cached->map_loaded, m);
-    const BlockNumber blkno = cached->table0_blocks[page_index];
-    if (blkno == InvalidBlockNumber)
-        ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                        errmsg("index \"%s\" has no map slot for table-0 page %zu", RelationGetRelationName(index), page_index)));
-    return blkno;
+    return cached_list_page(index, cached, page_index);
 }
 
 namespace {

@@ -529,9 +529,11 @@ void probe_tables(Relation index, ProbeQuery *q) {
     // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
     // buffer header's spinlock, an atomic instruction that waits for every load before it.
     const Size first = Min(n, static_cast<Size>(kProbesAhead));
-    for (Size i = 0; i < first; ++i)  // the slots' lines (backend memory; a directory page not read yet is
-                                      // harmless to ask for, locate() reads it)
-        __builtin_prefetch(q->cached_run.dir[wanted[i].table] + simhash_prefix(wanted[i].value, &q->g, wanted[i].table));
+    for (Size i = 0; i < first; ++i) {  // the slots' lines (backend memory; locate() copies a page not copied yet)
+        const SimhashDirSlot *slot = simhash_copied_dir_slot(&q->cached_run, wanted[i].table,
+                                                             simhash_prefix(wanted[i].value, &q->g, wanted[i].table));
+        if (slot) __builtin_prefetch(slot);
+    }
     for (Size i = 0; i < first; ++i) locate(i);
     for (Size i = 0; i < first; ++i)
         if (!ahead[i].range.empty()) simhash_prefetch_buffer_header(index, ahead[i].range.begin.blkno);

@@ -325,12 +325,13 @@ SimhashMetaData *simhash_check_meta(Relation index, Page page) {
 
 bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *slot) {
     if (run->ntables < SIMHASH_MIN_TABLES || run->ntables > SIMHASH_MAX_TABLES || run->dirbits < 1 ||
-        run->dirbits > 64 / run->ntables || run->nmappages > SIMHASH_MAX_MAP_PAGES || run->nentries == 0)
+        run->dirbits > Min(64 / run->ntables, SIMHASH_MAX_DIRBITS) || run->nmappages > SIMHASH_MAX_MAP_PAGES ||
+        run->nentries == 0)
         return false;
     if (!simhash::is_valid_permutation(run->key_order)) return false;
-    const uint32 ndirpages = ((1u << run->dirbits) + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE;
     for (int t = 0; t < run->ntables; ++t)
-        if (run->tables[t].ndirpages != ndirpages) return false;
+        if (run->tables[t].ndirpages != simhash_dir_pages(run->dirbits)) return false;
+    if (run->nmappages != (simhash_page_list_length(run) + SIMHASH_MAP_PER_PAGE - 1) / SIMHASH_MAP_PER_PAGE) return false;
     return !slot || (run->serial == slot->serial && run->nentries == slot->nentries && run->ntables == slot->ntables &&
                      run->dirbits == slot->dirbits && run->tables[0].npages == slot->table0_pages);
 }
@@ -349,6 +350,29 @@ void simhash_read_run(Relation index, BlockNumber header, const SimhashRunSlot *
                              : errmsg("index \"%s\" has an invalid run header at block %u",
                                       RelationGetRelationName(index), header),
                         errhint("REINDEX it.")));
+}
+
+BlockNumber *simhash_read_page_list(Relation index, const SimhashRunData *run) {
+    const Size length = simhash_page_list_length(run);
+    BlockNumber *list = static_cast<BlockNumber *>(MemoryContextAllocHuge(CurrentMemoryContext, Max(length, 1) * sizeof(BlockNumber)));
+    for (uint32 m = 0; m < run->nmappages; ++m) {
+        CHECK_FOR_INTERRUPTS();
+        const Size first = static_cast<Size>(m) * SIMHASH_MAP_PER_PAGE;
+        const Size n = Min(static_cast<Size>(SIMHASH_MAP_PER_PAGE), length - first);
+        Buffer buffer;
+        Page page = simhash_lock_page(index, run->map[m], BUFFER_LOCK_SHARE, SIMHASH_MAP, &buffer);
+        if (SimhashPageGetOpaque(page)->nentries != n) {
+            const int stored = SimhashPageGetOpaque(page)->nentries;
+            UnlockReleaseBuffer(buffer);
+            ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                            errmsg("index \"%s\" has map page %u with %d entries, expected %zu",
+                                   RelationGetRelationName(index), run->map[m], stored, n),
+                            errhint("REINDEX it.")));
+        }
+        memcpy(list + first, SimhashPageGetMap(page), n * sizeof(BlockNumber));
+        UnlockReleaseBuffer(buffer);
+    }
+    return list;
 }
 
 uint64 simhash_run_entries(const SimhashMetaData *meta) {
@@ -385,7 +409,8 @@ const simhash::BitPermuter *simhash_new_permuter(const simhash::BitPermutation &
     return new (palloc(sizeof(simhash::BitPermuter))) simhash::BitPermuter(order);  // trivially destructible
 }
 
-// About log2(N) prefix bits (Manku), at most the shortest block and 16 (the directory's size).
+// About log2(N / 4) prefix bits (Manku's log2(N), less two so that the directory costs at most 2
+// bytes an entry a table), at most the shortest block and SIMHASH_MAX_DIRBITS.
 int simhash_choose_dirbits(int ntables, uint64 nentries) {
     int bits = 1;
     while (bits < SIMHASH_MAX_DIRBITS && (uint64{1} << bits) < nentries / 4) ++bits;

@@ -7,14 +7,15 @@
 //   block 0          metapage: magic, version, the runs (largest first, each with its header page,
 //                    size and geometry), the pending list, a pending list being merged, and the
 //                    retired page sets waiting until no scan can still read them
-//   run header       geometry, per-table data chain and directory pages, map pages of table 0
+//   run header       geometry, per-table data chain and directory page counts, and the map pages
 //   table 0          data pages sorted by block 0 of fp (blocks numbered from the most significant
 //                    bit), full pages, chained; a page holds its fingerprints contiguously, then
 //                    their heap TIDs down from the page's end (SimhashPageGetFps /
 //                    simhash_page_tid); VACUUM marks a dead
 //                    entry in place by clearing its TID's offset (a tombstone)
-//   map pages        the block numbers of table 0's pages in order: entry i of table 0 is slot
-//                    i % per-page of page i / per-page
+//   map pages        the run's page list: the block numbers of table 0's pages in order (entry i
+//                    of table 0 is slot i % per-page of page i / per-page), then of the directory
+//                    pages of table 0, 1, ... in order
 //   tables 1..m-1    ref pages of SimhashRef {key, pos} (8 bytes), sorted by block t, chained:
 //                    key = the 32 bits of fp that follow block t's directory prefix (the block's
 //                    bits below the prefix, then the bits after the block), pos = the entry's
@@ -22,7 +23,10 @@
 //                    the key spends its bits where they filter: at 16-bit blocks, 32 bits beyond
 //                    the block
 //   directory pages  per table, 2^dirbits slots: for each key prefix (the top dirbits bits of
-//                    block t) the data page and offset of the first entry with that prefix or above
+//                    block t) the data page and offset of the first entry with that prefix or above;
+//                    dirbits grows with the run (about log2(entries / 4), up to the block's length
+//                    and SIMHASH_MAX_DIRBITS), so that a probe of an exact block value finds a few
+//                    entries at any size when the blocks are long enough
 //   pending pages    unsorted entries (fingerprints, then TIDs), chained; appended by aminsert,
 //                    scanned linearly by every query, written out as a new run when over
 //                    pending_limit
@@ -70,7 +74,7 @@ extern "C" {
 }
 
 #define SIMHASH_MAGIC 0x53484958u  // "SHIX"
-#define SIMHASH_VERSION 4
+#define SIMHASH_VERSION 5
 #define SIMHASH_PAGE_ID 0xFF8Au
 #define SIMHASH_METAPAGE_BLKNO 0
 
@@ -81,7 +85,9 @@ extern "C" {
 #define SIMHASH_DEFAULT_PENDING_LIMIT 256  // kB
 #define SIMHASH_MAX_RUNS 40
 #define SIMHASH_MAX_RETIRED 200
-#define SIMHASH_MAX_DIRBITS 16
+// 2^22 slots (32 MB) a table: the directory of 3 tables of 21-22-bit blocks at a billion entries,
+// read by backends a page at a time.
+#define SIMHASH_MAX_DIRBITS 22
 
 // Page flags (SimhashPageOpaque.flags).
 #define SIMHASH_META 0x01
@@ -144,8 +150,12 @@ struct SimhashDirSlot {
 };
 #define SimhashPageGetDirSlots(page) (reinterpret_cast<SimhashDirSlot *>(PageGetContents(page)))
 #define SIMHASH_DIRSLOTS_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashDirSlot))
-#define SIMHASH_MAX_MAP_PAGES 1024  // a run's table 0 up to 1024 * 2038 pages (1.2 billion entries)
-#define SIMHASH_MAX_DIR_PAGES (((1u << SIMHASH_MAX_DIRBITS) + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE)
+// The page list of a run up to 1900 * 2038 pages: table 0 of 2.2 billion entries and its directories.
+#define SIMHASH_MAX_MAP_PAGES 1900
+// Directory pages of a table of `dirbits` prefix bits.
+constexpr uint32 simhash_dir_pages(int dirbits) {
+    return static_cast<uint32>(((uint64{1} << dirbits) + SIMHASH_DIRSLOTS_PER_PAGE - 1) / SIMHASH_DIRSLOTS_PER_PAGE);
+}
 
 // The entries of a data or pending page to read: its count, no more than a page holds (a damaged
 // count must not take a reader past the page), and at most `limit`.
@@ -178,8 +188,8 @@ void simhash_entry_for(Datum value, bool isnull, ItemPointer heap_tid, int64 *fp
 struct SimhashTable {
     BlockNumber first;   // first data page, or InvalidBlockNumber when the table is empty
     uint32 npages;       // data pages
-    uint32 ndirpages;
-    BlockNumber dir[SIMHASH_MAX_DIR_PAGES];
+    uint32 ndirpages;    // directory pages, listed in the run's page list after those of the tables before
+    uint32 unused;
 };
 
 // The header page of a run: how to read its tables. Written once, never changed.
@@ -195,9 +205,18 @@ struct SimhashRunData {
     // blocks; the identity for uniform data. Tables are sorted and cut by key. 64 bytes on disk.
     simhash::BitPermutation key_order;
     SimhashTable tables[SIMHASH_MAX_TABLES];
-    BlockNumber map[SIMHASH_MAX_MAP_PAGES];
+    BlockNumber map[SIMHASH_MAX_MAP_PAGES];  // the map pages, which hold the page list
 };
 #define SimhashPageGetRun(page) (reinterpret_cast<SimhashRunData *>(PageGetContents(page)))
+
+// Where page d of table t's directory is named in the run's page list.
+inline Size simhash_dir_list_index(const SimhashRunData *run, int t, Size d) {
+    Size index = run->tables[0].npages;
+    for (int i = 0; i < t; ++i) index += run->tables[i].ndirpages;
+    return index + d;
+}
+// Entries of the page list: table 0's pages and every directory page.
+inline Size simhash_page_list_length(const SimhashRunData *run) { return simhash_dir_list_index(run, run->ntables, 0); }
 
 // A run as the metapage lists it: enough for the planner, the merge policy and VACUUM without
 // reading the header.
@@ -348,6 +367,9 @@ void simhash_meta_release(SimhashMetaReader *reader);
 bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *slot);
 // Copies the run header at block `header` into *run, checked (against `slot` unless null).
 void simhash_read_run(Relation index, BlockNumber header, const SimhashRunSlot *slot, SimhashRunData *run);
+// The run's page list (simhash_page_list_length entries), read from its map pages into a palloc'd
+// array; a map page that is not one, or holds fewer entries than the list needs, is corruption.
+BlockNumber *simhash_read_page_list(Relation index, const SimhashRunData *run);
 // Entries in the runs (tombstones excluded) and pages of the runs.
 uint64 simhash_run_entries(const SimhashMetaData *meta);
 uint64 simhash_run_pages(const SimhashMetaData *meta);
@@ -397,26 +419,30 @@ void simhash_sorter_end(SimhashSorter *s);
 // log_newpages. `progress` reports PROGRESS_CREATEIDX_TUPLES_*.
 void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progress, uint64 serial, SimhashRunSlot *slot);
 
-// run_cache.cpp: runs never change once written, so each backend keeps their headers and
-// directories (one slot per key prefix and table) after the first scan that reads them, keyed by
-// the metapage's index_id, the relation file, header block and serial. A directory is read a page
-// at a time, when a probe first needs a slot of that page (simhash_cached_dir_slot): a query reads
-// the directory pages of its own probes, not every run's whole directory (2 MB a run at 16 bits).
+// run_cache.cpp: runs never change once written, so each backend keeps their headers, page lists
+// and directories after the first scan that reads them, keyed by the metapage's index_id, the
+// relation file, header block and serial. Directory and map pages are copied a page at a time,
+// when a probe or fetch first needs them (simhash_cached_dir_slot): a query reads the directory
+// pages of its own probes, not every run's whole directory (up to 32 MB a table).
 // The result is valid until the next call.
 struct SimhashCachedRun {
     const SimhashRunData *run;
     const simhash::BitPermuter *permuter;  // the run's key order, null for the identity
-    SimhashDirSlot *dir[SIMHASH_MAX_TABLES];  // 2^dirbits slots each, filled a page at a time
-    uint8 *dir_loaded[SIMHASH_MAX_TABLES];    // a bit per directory page: its slots are in dir
-    BlockNumber *table0_blocks;               // the map: table 0's page numbers, filled a map page at a time
-    uint8 *map_loaded;                        // a bit per map page: its page numbers are in table0_blocks
+    SimhashDirSlot **dir[SIMHASH_MAX_TABLES];  // per table and directory page: its slots, or null until copied
+    BlockNumber *pages;                        // the page list, filled a map page at a time
+    uint8 *map_loaded;                         // a bit per map page: its page numbers are in pages
 };
 void simhash_cached_run(Relation index, uint64 index_id, const SimhashRunSlot *slot, SimhashCachedRun *out);
-// The directory slot of `prefix` (< 2^dirbits) in table t of a cached run; reads its page first
+// The directory slot of `prefix` in table t of a cached run if its page has been copied, else null.
+inline const SimhashDirSlot *simhash_copied_dir_slot(const SimhashCachedRun *cached, int t, Size prefix) {
+    const SimhashDirSlot *page = cached->dir[t][prefix / SIMHASH_DIRSLOTS_PER_PAGE];
+    return page ? page + prefix % SIMHASH_DIRSLOTS_PER_PAGE : nullptr;
+}
+// The directory slot of `prefix` (< 2^dirbits) in table t of a cached run; copies its page first
 // when no probe of this backend has needed it yet. Only for a run of the scan's own run list (its
 // pages cannot be recycled while the scan runs).
 const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCachedRun *cached, int t, Size prefix);
-// The block of page `page_index` of a cached run's table 0 (from its map pages, read once per
+// The block of page `page_index` of a cached run's table 0 (from its page list, read once per
 // backend like the directory's): a fetch from table 0 costs an array lookup, not a map page lock.
 BlockNumber simhash_cached_table0_block(Relation index, const SimhashCachedRun *cached, Size page_index);
 

@@ -414,11 +414,12 @@ void simhash_collect_run_pages(Relation index, BlockNumber header, void (*visit)
     SimhashRunData *run = static_cast<SimhashRunData *>(palloc(sizeof(SimhashRunData)));
     simhash_read_run(index, header, nullptr, run);
     visit(header, arg);
-    for (int t = 0; t < run->ntables; ++t) {
+    for (int t = 0; t < run->ntables; ++t)
         read_chain(index, run->tables[t].first, t == 0 ? SIMHASH_DATA : SIMHASH_REF, visit, arg, nullptr);
-        for (uint32 i = 0; i < run->tables[t].ndirpages; ++i) visit(run->tables[t].dir[i], arg);
-    }
+    BlockNumber *list = simhash_read_page_list(index, run);
+    for (Size i = run->tables[0].npages; i < simhash_page_list_length(run); ++i) visit(list[i], arg);  // directories
     for (uint32 i = 0; i < run->nmappages; ++i) visit(run->map[i], arg);
+    pfree(list);
     pfree(run);
 }
 

@@ -79,21 +79,15 @@ Page read_page(CheckState *s, BlockNumber blkno, uint16 flags, Buffer *buffer) {
 inline bool same_slot(const SimhashDirSlot &a, const SimhashDirSlot &b) {
     return a.blkno == b.blkno && (a.blkno == InvalidBlockNumber || a.offset == b.offset);
 }
-inline bool same_slot(BlockNumber a, BlockNumber b) { return a == b; }
-inline BlockNumber slot_block(const SimhashDirSlot &a) { return a.blkno; }
-inline BlockNumber slot_block(BlockNumber a) { return a; }
-inline int slot_offset(const SimhashDirSlot &a) { return a.offset; }
-inline int slot_offset(BlockNumber) { return 0; }
 
-// Checks the pages of an array (directory slots or map entries) against the expected items.
-template <typename Item>
-void check_array_pages(CheckState *s, const BlockNumber *pages, uint32 npages, uint16 flags, Size count,
-                       const Item *expected, const char *what) {
-    constexpr Size per_page = SIMHASH_PAGE_SPACE / sizeof(Item);
+// Checks the pages of a directory against the expected slots.
+void check_directory_pages(CheckState *s, const BlockNumber *pages, uint32 npages, Size count,
+                           const SimhashDirSlot *expected, const char *what) {
+    constexpr Size per_page = SIMHASH_DIRSLOTS_PER_PAGE;
     for (uint32 d = 0; d < npages; ++d) {
         Buffer buffer;
-        Page page = read_page(s, pages[d], flags, &buffer);
-        const Item *slots = reinterpret_cast<const Item *>(PageGetContents(page));
+        Page page = read_page(s, pages[d], SIMHASH_DIR, &buffer);
+        const SimhashDirSlot *slots = SimhashPageGetDirSlots(page);
         const Size first = Size{d} * per_page;
         const Size n = Min(per_page, count - first);
         if (SimhashPageGetOpaque(page)->nentries != n)
@@ -101,16 +95,35 @@ void check_array_pages(CheckState *s, const BlockNumber *pages, uint32 npages, u
         for (Size i = 0; i < n; ++i)
             if (!same_slot(slots[i], expected[first + i]))
                 corrupted(s->index, psprintf("%s slot %zu names block %u offset %d instead of block %u offset %d", what,
-                                             first + i, slot_block(slots[i]), slot_offset(slots[i]),
-                                             slot_block(expected[first + i]), slot_offset(expected[first + i])));
+                                             first + i, slots[i].blkno, slots[i].offset, expected[first + i].blkno,
+                                             expected[first + i].offset));
         UnlockReleaseBuffer(buffer);
     }
 }
 
+// The run's page list, from its map pages (each claimed as the run's).
+BlockNumber *read_page_list(CheckState *s, const SimhashRunData *run) {
+    const Size length = simhash_page_list_length(run);
+    BlockNumber *list = static_cast<BlockNumber *>(palloc(Max(length, 1) * sizeof(BlockNumber)));
+    for (uint32 m = 0; m < run->nmappages; ++m) {
+        Buffer buffer;
+        Page page = read_page(s, run->map[m], SIMHASH_MAP, &buffer);
+        const Size first = Size{m} * SIMHASH_MAP_PER_PAGE;
+        const Size n = Min(static_cast<Size>(SIMHASH_MAP_PER_PAGE), length - first);
+        if (SimhashPageGetOpaque(page)->nentries != n)
+            corrupted(s->index, psprintf("map page %u has %u entries, expected %zu", run->map[m],
+                                         SimhashPageGetOpaque(page)->nentries, n));
+        memcpy(list + first, SimhashPageGetMap(page), n * sizeof(BlockNumber));
+        UnlockReleaseBuffer(buffer);
+    }
+    return list;
+}
+
 // A chain of table t: pages, sort order, directory; table 0 (full entries, full pages) is appended
-// to `table0` in position order and its map is checked; the refs of the other tables must name
-// every position of table 0 once, with the right 32 bits.
-void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometry *g, int t, SimhashEntryArray *table0) {
+// to `table0` in position order and the page list must name its pages in order; the refs of the
+// other tables must name every position of table 0 once, with the right 32 bits.
+void check_table(CheckState *s, const SimhashRunData *meta, const BlockNumber *page_list, const SimhashGeometry *g, int t,
+                 SimhashEntryArray *table0) {
     const SimhashTable *table = &meta->tables[t];
     const Size nprefixes = Size{1} << g->dirbits;
     const uint16 flags = t == 0 ? SIMHASH_DATA : SIMHASH_REF;
@@ -171,12 +184,13 @@ void check_table(CheckState *s, const SimhashRunData *meta, const SimhashGeometr
 
     // Directory: slot p names the page and offset of the first entry whose prefix is >= p.
     while (next_prefix < nprefixes) expected[next_prefix++].blkno = InvalidBlockNumber;
-    check_array_pages(s, table->dir, table->ndirpages, SIMHASH_DIR, nprefixes, expected, psprintf("directory of table %d", t));
-    if (t == 0) {
-        if (meta->nmappages != (npages + SIMHASH_MAP_PER_PAGE - 1) / SIMHASH_MAP_PER_PAGE)
-            corrupted(s->index, psprintf("table 0 has %u pages but %u map pages", npages, meta->nmappages));
-        check_array_pages(s, meta->map, meta->nmappages, SIMHASH_MAP, npages, chain, "map");
-    }
+    check_directory_pages(s, page_list + simhash_dir_list_index(meta, t, 0), table->ndirpages, nprefixes, expected,
+                          psprintf("directory of table %d", t));
+    if (t == 0)
+        for (uint32 i = 0; i < npages; ++i)
+            if (page_list[i] != chain[i])
+                corrupted(s->index, psprintf("the page list names block %u as table-0 page %u, which is block %u",
+                                             page_list[i], i, chain[i]));
     pfree(expected);
     pfree(chain);
     if (seen) pfree(seen);
@@ -219,8 +233,10 @@ void check_run(CheckState *s, const SimhashRunSlot *slot, int number) {
     simhash_geometry(run->ntables, run->dirbits, &g);
     g.permuter = simhash_new_permuter(run->key_order);  // (the header's order was checked above)
     SimhashEntryArray table0 = {};
-    check_table(s, run, &g, 0, &table0);  // position order, as the refs need
-    for (int t = 1; t < run->ntables; ++t) check_table(s, run, &g, t, &table0);
+    BlockNumber *page_list = read_page_list(s, run);
+    check_table(s, run, page_list, &g, 0, &table0);  // position order, as the refs need
+    for (int t = 1; t < run->ntables; ++t) check_table(s, run, page_list, &g, t, &table0);
+    pfree(page_list);
     uint64 dead = 0;
     for (Size i = 0; i < table0.n; ++i) {
         ItemPointerData tid = table0.items[i].tid;

@@ -62,6 +62,32 @@ check_same('after UPDATE (pending list)');
 
 is($primary->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'primary index verifies');
 
+# Runs with directories wider than 16 bits (3 tables of 21-22-bit blocks): one the build writes
+# (log_newpages), and its rewrite by VACUUM once a third of it is dead, through Generic WAL.
+$primary->safe_psql('postgres', q{
+CREATE TABLE wide (id int, fp bigint);
+INSERT INTO wide SELECT g, hashint8extended(g, 5) FROM generate_series(1, 600000) g;
+CREATE INDEX wide_fp ON wide USING simhash (fp) WITH (tables = 3);
+});
+is($primary->safe_psql('postgres', "SELECT tables || '/' || dirbits FROM simhash_index_runs('wide_fp')"),
+	'3/18', 'the build writes a run of 3 tables with an 18-bit directory');
+$primary->safe_psql('postgres', 'DELETE FROM wide WHERE id % 3 = 0; VACUUM wide;');
+is($primary->safe_psql('postgres', "SELECT entries || ' ' || tables || '/' || dirbits FROM simhash_index_runs('wide_fp')"),
+	'400000 3/17', 'VACUUM rewrites it as a run with a 17-bit directory');
+my $wide_queries = q{
+SET enable_seqscan = off;
+SELECT string_agg(q || ':' || k || ':' || n, ',' ORDER BY q, k) FROM (
+    SELECT q, k, (SELECT count(*) FROM wide WHERE hamming(fp, hashint8extended(q, 5) # 5) <= k) AS n
+    FROM generate_series(1, 600000, 15001) q, generate_series(0, 9, 3) k) x;
+};
+$primary->wait_for_catchup($standby);
+my $wide_primary = $primary->safe_psql('postgres', $wide_queries);
+is($wide_primary, $primary->safe_psql('postgres', $wide_queries =~ s/enable_seqscan = off/enable_indexscan = off; SET enable_bitmapscan = off/r),
+	'wide directories: primary index answers equal a seq scan');
+is($standby->safe_psql('postgres', $wide_queries), $wide_primary, 'wide directories: standby answers equal the primary');
+is($standby->safe_psql('postgres', "SELECT simhash_index_check('wide_fp', concurrently => true)"), '',
+	'wide directories: standby index verifies');
+
 # On the hot standby the concurrent check (AccessShareLock, MVCC snapshot) runs; the blocking one
 # needs a ShareLock, which recovery does not allow.
 $primary->wait_for_catchup($standby);
