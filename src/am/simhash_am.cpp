@@ -540,11 +540,14 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             // bits; the probes themselves from the ball over its length.
             const int varying = value_bits_of(t);
             const double per_probe = n / ldexp(1.0, varying);
+            // A probe reads its directory slot's range, every entry whose prefix is the value's:
+            // more than the value's own entries where the directory is narrower than the block.
+            const double per_slot = n / ldexp(1.0, Min(varying, g.dirbits));
             const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
             const double filled = simhash::hamming_ball_size(varying, rb);
             probes += count;
-            candidates += filled * per_probe;
-            probe_pages += filled * (1.0 + per_probe / per_page);  // directories are cached per backend
+            candidates += filled * per_slot;
+            probe_pages += filled * (1.0 + per_slot / per_page);  // directories are cached per backend
             if (t > 0) {
                 // Refs fetch their entry from table 0 when their stored bits beyond the block differ
                 // from the query's in at most radius - d bits, d the probed value's distance.

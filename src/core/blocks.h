@@ -32,15 +32,21 @@ constexpr BlockLayout block_layout(int count) {
 }
 
 // How many blocks a set of `entries` fingerprints is cut into when the index chooses: blocks of
-// about log2(entries) - 5 bits, rounded to a count from 4 to 8. Multi-index hashing's analysis
-// (Norouzi, Punjani and Fleet) asks for blocks of about log2(N) bits, where a probe finds about one
-// entry; here a probe (a directory slot and a page) costs as much as filtering a few dozen
-// candidates with the popcount kernels, so shorter blocks that find ~30 entries a probe win.
-// Measured on one core, uniform fingerprints, radius 5-12: 20,000 entries fastest with 7-8 blocks,
-// 100,000 with 6, 300,000 with 5 (2.2x faster than 4 at radius 12), 1M and 10M with 4; at 10M 3
-// blocks of 21-22 bits were slower at every radius and at 100M within 10% of 4. Fewer than 4 is
-// never chosen: longer blocks would outgrow the 16-bit directory.
+// about log2(entries) - 5 bits, rounded to a count from 4 to 8, and 3 blocks (21-22 bits) from
+// 2^27 (134M) entries on. Multi-index hashing's analysis (Norouzi, Punjani and Fleet) asks for
+// blocks of about log2(N) bits, where a probe finds about one entry; here a probe (a directory
+// slot and a page) costs as much as filtering a few dozen candidates with the popcount kernels, so
+// shorter blocks that find ~30 entries a probe win. Measured on one core, uniform fingerprints,
+// radius 5-12: 20,000 entries fastest with 7-8 blocks, 100,000 with 6, 300,000 with 5 (2.2x faster
+// than 4 at radius 12), 1M to 30M with 4 at every radius 0-12; at 100M (index in shared buffers)
+// 4 blocks were faster at radius 0-7 (0.025 against 0.043 ms at 3, 0.30 against 0.48 at 7) and 3
+// at 8-12 (2.6 against 3.6 ms at 10); at 300M, 3 blocks (30 bytes a row against 38, the index
+// larger than shared buffers) were faster at every radius (0.095 against 0.112 ms at 3, 1.3
+// against 7.7 at 7, 9.3 against 23 at 10). Fewer blocks than 4 need directories wider than 16
+// bits, which runs have had since on-disk format 5.
+constexpr uint64_t kThreeBlocksFrom = uint64_t{1} << 27;
 inline int auto_block_count(uint64_t entries) {
+    if (entries >= kThreeBlocksFrom) return 3;
     const double bits = std::log2(static_cast<double>(entries > 1 ? entries : 1)) - 5.0;
     if (bits <= 8.0) return 8;
     const int count = static_cast<int>(std::lround(64.0 / bits));

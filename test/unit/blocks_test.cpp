@@ -99,8 +99,8 @@ TEST(Blocks, RefinedRadiiProbeFewerValues) {
 }
 
 TEST(Blocks, AutomaticCountFollowsTheEntries) {
-    // Blocks of about log2(entries) - 5 bits: more, shorter blocks for small runs, four (16 bits,
-    // the directory's limit) from about a million entries on.
+    // Blocks of about log2(entries) - 5 bits: more, shorter blocks for small runs, four (16 bits)
+    // from about a million entries on, three (21-22 bits) from 2^27.
     EXPECT_EQ(simhash::auto_block_count(0), 8);
     EXPECT_EQ(simhash::auto_block_count(1), 8);
     EXPECT_EQ(simhash::auto_block_count(1000), 8);
@@ -110,12 +110,16 @@ TEST(Blocks, AutomaticCountFollowsTheEntries) {
     EXPECT_EQ(simhash::auto_block_count(300000), 5);
     EXPECT_EQ(simhash::auto_block_count(1000000), 4);
     EXPECT_EQ(simhash::auto_block_count(10000000), 4);
-    EXPECT_EQ(simhash::auto_block_count(uint64_t{1} << 40), 4);
+    EXPECT_EQ(simhash::auto_block_count(100000000), 4);
+    EXPECT_EQ(simhash::auto_block_count((uint64_t{1} << 27) - 1), 4);
+    EXPECT_EQ(simhash::auto_block_count(uint64_t{1} << 27), 3);  // 3 blocks of 21-22 bits
+    EXPECT_EQ(simhash::auto_block_count(300000000), 3);
+    EXPECT_EQ(simhash::auto_block_count(uint64_t{1} << 40), 3);
     int previous = 8;
     for (uint64_t n = 1; n < (uint64_t{1} << 36); n = n * 5 / 4 + 1) {
         const int count = simhash::auto_block_count(n);
         EXPECT_LE(count, previous) << n;  // never more blocks for more entries
-        EXPECT_GE(count, 4);
+        EXPECT_GE(count, n < simhash::kThreeBlocksFrom ? 4 : 3);
         previous = count;
     }
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The size sweep: for each ROWS (default 3000000 30000000 300000000) and each data set (DATA,
+# default "uniform skewed text"; bench_data.sql), a fresh table and simhash index and, in one run
+# per size (bench/scale_bench.sql): build time, index bytes a row, the largest run's tables and
+# directory bits, the median of QUERIES (default 40) queries at every radius 0..MAX_RADIUS
+# (default 12) and of top-10 queries, the index's shared-buffer hit rate while they ran, the cost
+# simhash_dedup(fp, 3, 'skip') adds to a row (DEDUP_ROWS, default 20000, in transactions of
+# BATCH_ROWS, default 1000) and the rate and WAL bytes a row of INSERT_ROWS (default 1000000) new
+# rows in transactions of BATCH_ROWS. Then one table of every metric by size, per data set, from
+# the table scale_bench_results (which keeps the sizes already measured: run sizes one at a time
+# and the table grows), also written to RESULTS_DIR/scale_bench.csv (default bench/results/).
+# TABLES (default auto) is the index's tables option.
+#
+# 300M rows take ~13 GB of heap and ~10 GB of index; the text data set computes its fingerprints
+# once (bench/text_fingerprints.sh fills them with parallel sessions, ~40 us a row). The session
+# runs with maintenance_work_mem = MAINTENANCE_WORK_MEM (default 12GB: a 300M-row build sorts in
+# memory; a smaller setting spills and builds more slowly).
+#
+# Usage: bench/scale_bench.sh [ROWS ...]   (PGHOST, PGPORT, PGUSER, PGDATABASE; the database needs
+# CREATE EXTENSION simhash, and pg_prewarm to prewarm the index). Numbers, not a test.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/results.sh"
+psql=(${PSQL:-psql} -X -q -v ON_ERROR_STOP=1)
+export PGOPTIONS="${PGOPTIONS:-} -c maintenance_work_mem=${MAINTENANCE_WORK_MEM:-12GB}"
+[ $# -gt 0 ] || set -- 3000000 30000000 300000000
+for rows in "$@"; do
+    for data in ${DATA:-uniform skewed text}; do
+        echo "== $data, $rows rows"
+        "${psql[@]}" -v rows="$rows" -v data="$data" -v queries="${QUERIES:-40}" -v max_radius="${MAX_RADIUS:-12}" \
+            -v tables="${TABLES:-auto}" -v dedup_rows="${DEDUP_ROWS:-20000}" -v batch_rows="${BATCH_ROWS:-1000}" \
+            -v insert_rows="${INSERT_ROWS:-1000000}" -f "$here/scale_bench.sql"
+    done
+done
+# Every metric by size (columns), one table per data set.
+for data in ${DATA:-uniform skewed text}; do
+    "${psql[@]}" -v data="$data" <<'SQL'
+SELECT format('SELECT metric AS %I, %s FROM scale_bench_results WHERE data = %L GROUP BY metric ORDER BY metric',
+              :'data', string_agg(format('max(value) FILTER (WHERE rows = %s) AS %I', rows, rows::text || ' rows'), ', ' ORDER BY rows),
+              :'data')
+FROM (SELECT DISTINCT rows FROM scale_bench_results WHERE data = :'data') r
+HAVING count(*) > 0 \gexec
+SQL
+done
+"${psql[@]}" -c "COPY (SELECT rows, data, metric, value, measured, current_setting('shared_buffers') AS shared_buffers, '$machine' AS machine
+                       FROM scale_bench_results ORDER BY data, rows, metric) TO STDOUT WITH (FORMAT csv, HEADER)" >"$results_dir/scale_bench.csv"
+echo "written: $results_dir/scale_bench.csv"

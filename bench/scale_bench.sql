@@ -1,0 +1,90 @@
+-- bench/scale_bench.sh: one size of the size sweep. A table of :rows fingerprints of data set
+-- :data (bench_data.sql: uniform, skewed or text) with a simhash index (tables = :tables), then
+-- into scale_bench_results (kept across sizes, for the sweep's table):
+--   build_s, build_us_per_row, index_bytes_per_row, runs, tables (of the largest run), dirbits
+--   median_ms_k<r> for r = 0..:max_radius: `count(*) WHERE hamming(fp, q) <= r` as the planner runs
+--     it (EXPLAIN ANALYZE execution time, :queries queries each, around stored fingerprints with
+--     two of their varying bits flipped), after an untimed pass of 200 k = 7 queries
+--   top10_median_ms: `ORDER BY fp <~> q LIMIT 10` around the same kind of centers
+--   index_hit_pct: shared-buffer hits of the index's pages while those queries ran
+--   dedup_us_per_row (not for text): what simhash_dedup(fp, 3, 'skip') adds to a row of a load of
+--     :dedup_rows rows in transactions of :batch_rows (ingest_dedup.sql)
+--   ingest_rows_per_s, ingest_wal_bytes_per_row (not for text): :insert_rows new rows in
+--     transactions of :batch_rows into the indexed table, after the rest
+SET client_min_messages = warning;
+\ir bench_data.sql
+CREATE TABLE IF NOT EXISTS scale_bench_results (rows bigint, data text, metric text, value numeric,
+                                                measured timestamptz DEFAULT now());
+DELETE FROM scale_bench_results WHERE rows = :rows AND data = :'data';
+SELECT format($f$CREATE FUNCTION pg_temp.record(metric text, value numeric) RETURNS void LANGUAGE sql
+                 AS $b$ INSERT INTO scale_bench_results (rows, data, metric, value) VALUES (%s, %L, metric, value) $b$$f$,
+              :rows, :'data') \gexec
+
+DROP TABLE IF EXISTS ingest_docs, scale_ms;
+CREATE TABLE ingest_docs (id bigint, fp bigint);
+INSERT INTO ingest_docs SELECT g, fp FROM pg_temp.bench_table_rows(:rows, :'data');
+VACUUM ANALYZE ingest_docs;
+CHECKPOINT;
+
+SELECT clock_timestamp() AS build_start \gset
+SELECT format('CREATE INDEX ingest_sh ON ingest_docs USING simhash (fp) WITH (tables = %s)', :'tables') \gexec
+SELECT extract(epoch FROM clock_timestamp() - :'build_start') AS build_s \gset
+-- The id lookups that pick the query centers.
+CREATE INDEX ingest_id ON ingest_docs (id);
+ANALYZE ingest_docs;
+SELECT pg_temp.record('build_s', round(:build_s::numeric, 1)),
+       pg_temp.record('build_us_per_row', round(1e6 * :build_s::numeric / :rows, 3)),
+       pg_temp.record('index_bytes_per_row', round(pg_relation_size('ingest_sh')::numeric / :rows, 2));
+SELECT pg_temp.record('runs', count(*)), pg_temp.record('tables', (array_agg(tables ORDER BY entries DESC))[1]),
+       pg_temp.record('dirbits', (array_agg(dirbits ORDER BY entries DESC))[1])
+FROM simhash_index_runs('ingest_sh');
+SELECT pg_prewarm('ingest_sh') IS NOT NULL AS prewarmed WHERE EXISTS (SELECT FROM pg_extension WHERE extname = 'pg_prewarm');
+
+-- Untimed: the backend copies the directory pages its probes touch.
+DO $$
+BEGIN
+    FOR i IN 1 .. 200 LOOP
+        PERFORM count(*) FROM ingest_docs WHERE hamming(fp, ('x' || md5(i::text))::bit(64)::bigint) <= 7;
+    END LOOP;
+END $$;
+CREATE TEMP TABLE scale_ms (what text, ms float8);
+SELECT pg_stat_force_next_flush();
+SELECT idx_blks_hit AS hit0, idx_blks_read AS read0 FROM pg_statio_user_indexes WHERE indexrelname = 'ingest_sh' \gset
+CREATE PROCEDURE pg_temp.scale_run(what text, n int, rows bigint, data text) LANGUAGE plpgsql AS $$
+DECLARE q bigint; result json;
+BEGIN
+    FOR i IN 1 .. n LOOP
+        q := pg_temp.bench_flip(data, (SELECT fp FROM ingest_docs WHERE id = 1 + (i * 7919 + length(what) * 104729) % rows), i, i * 7);
+        EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ' ||
+                CASE WHEN what = 'top10' THEN format('SELECT id FROM ingest_docs ORDER BY fp <~> %s LIMIT 10', q)
+                     ELSE format('SELECT count(*) FROM ingest_docs WHERE hamming(fp, %s) <= %s', q, substr(what, 2)) END
+            INTO result;
+        INSERT INTO scale_ms VALUES (what, (result -> 0 ->> 'Execution Time')::float8);
+    END LOOP;
+END $$;
+SELECT format('CALL pg_temp.scale_run(%L, %s, %s, %L)', 'k' || k, :queries, :rows, :'data') FROM generate_series(0, :max_radius) k \gexec
+CALL pg_temp.scale_run('top10', :queries, :rows, :'data');
+SELECT pg_stat_force_next_flush();
+SELECT pg_temp.record(CASE WHEN what = 'top10' THEN 'top10_median_ms' ELSE 'median_ms_' || what END,
+                      round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 4))
+FROM scale_ms GROUP BY what;
+SELECT pg_temp.record('index_hit_pct', round(100.0 * (idx_blks_hit - :hit0) / nullif(idx_blks_hit - :hit0 + idx_blks_read - :read0, 0), 2))
+FROM pg_statio_user_indexes WHERE indexrelname = 'ingest_sh';
+
+SELECT :'data' <> 'text' AS scale_writes \gset
+\if :scale_writes
+-- New rows from the data set's own generator, numbered after the table's.
+SELECT CASE :'data' WHEN 'skewed' THEN 'hashint8extended(g, 11) & ~4095::bigint' ELSE 'hashint8extended(g, 11)' END AS ingest_fp \gset
+\set base :rows
+\ir ingest_dedup.sql
+SELECT pg_temp.record('dedup_us_per_row', round(1e6 / :dedup_rows_per_s - 1e6 / :plain_rows_per_s, 2));
+DROP TRIGGER ingest_dedup ON ingest_docs;
+CHECKPOINT;
+SELECT pg_current_wal_lsn() AS wal0 \gset
+CALL pg_temp.load_batches(:'ingest_rows', :rows + :dedup_rows + :dedup_rows, :insert_rows, :batch_rows) \gset load_
+SELECT pg_temp.record('ingest_rows_per_s', :load_rows_per_s),
+       pg_temp.record('ingest_wal_bytes_per_row', round(pg_wal_lsn_diff(pg_current_wal_lsn(), :'wal0') / :insert_rows));
+\endif
+
+SELECT metric, value FROM scale_bench_results WHERE rows = :rows AND data = :'data' ORDER BY metric;
+DROP TABLE ingest_docs, scale_ms;
