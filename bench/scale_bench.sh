@@ -3,7 +3,7 @@
 # default "uniform skewed text"; bench_data.sql), a fresh table and simhash index and, in one run
 # per size (bench/scale_bench.sql): build time, index bytes a row, the largest run's tables and
 # directory bits, the median of QUERIES (default 40) queries at every radius 0..MAX_RADIUS
-# (default 12) and of top-10 queries, the index's shared-buffer hit rate while they ran, the cost
+# (default 12) and of top-10 queries, the shared-buffer hit rate of their page reads, the cost
 # simhash_dedup(fp, 3, 'skip') adds to a row (DEDUP_ROWS, default 20000, in transactions of
 # BATCH_ROWS, default 1000) and the rate and WAL bytes a row of INSERT_ROWS (default 1000000) new
 # rows in transactions of BATCH_ROWS. Then one table of every metric by size, per data set, from
@@ -35,7 +35,8 @@ done
 # Every metric by size (columns), one table per data set.
 for data in ${DATA:-uniform skewed text}; do
     "${psql[@]}" -v data="$data" <<'SQL'
-SELECT format('SELECT metric AS %I, %s FROM scale_bench_results WHERE data = %L GROUP BY metric ORDER BY metric',
+SELECT format('SELECT metric AS %I, %s FROM scale_bench_results WHERE data = %L GROUP BY metric
+                ORDER BY regexp_replace(metric, ''\d+$'', ''''), substring(metric FROM ''\d+$'')::int NULLS FIRST',
               :'data', string_agg(format('max(value) FILTER (WHERE rows = %s) AS %I', rows, rows::text || ' rows'), ', ' ORDER BY rows),
               :'data')
 FROM (SELECT DISTINCT rows FROM scale_bench_results WHERE data = :'data') r

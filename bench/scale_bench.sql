@@ -6,7 +6,7 @@
 --     it (EXPLAIN ANALYZE execution time, :queries queries each, around stored fingerprints with
 --     two of their varying bits flipped), after an untimed pass of 200 k = 7 queries
 --   top10_median_ms: `ORDER BY fp <~> q LIMIT 10` around the same kind of centers
---   index_hit_pct: shared-buffer hits of the index's pages while those queries ran
+--   buffer_hit_pct: shared-buffer hits among the pages (index and heap) those queries read
 --   dedup_us_per_row (not for text): what simhash_dedup(fp, 3, 'skip') adds to a row of a load of
 --     :dedup_rows rows in transactions of :batch_rows (ingest_dedup.sql)
 --   ingest_rows_per_s, ingest_wal_bytes_per_row (not for text): :insert_rows new rows in
@@ -20,6 +20,8 @@ SELECT format($f$CREATE FUNCTION pg_temp.record(metric text, value numeric) RETU
                  AS $b$ INSERT INTO scale_bench_results (rows, data, metric, value) VALUES (%s, %L, metric, value) $b$$f$,
               :rows, :'data') \gexec
 
+-- Only the table at the end is printed.
+\o /dev/null
 DROP TABLE IF EXISTS ingest_docs, scale_ms;
 CREATE TABLE ingest_docs (id bigint, fp bigint);
 INSERT INTO ingest_docs SELECT g, fp FROM pg_temp.bench_table_rows(:rows, :'data');
@@ -47,29 +49,27 @@ BEGIN
         PERFORM count(*) FROM ingest_docs WHERE hamming(fp, ('x' || md5(i::text))::bit(64)::bigint) <= 7;
     END LOOP;
 END $$;
-CREATE TEMP TABLE scale_ms (what text, ms float8);
-SELECT pg_stat_force_next_flush();
-SELECT idx_blks_hit AS hit0, idx_blks_read AS read0 FROM pg_statio_user_indexes WHERE indexrelname = 'ingest_sh' \gset
+CREATE TEMP TABLE scale_ms (what text, ms float8, hit bigint, read bigint);
 CREATE PROCEDURE pg_temp.scale_run(what text, n int, rows bigint, data text) LANGUAGE plpgsql AS $$
 DECLARE q bigint; result json;
 BEGIN
     FOR i IN 1 .. n LOOP
         q := pg_temp.bench_flip(data, (SELECT fp FROM ingest_docs WHERE id = 1 + (i * 7919 + length(what) * 104729) % rows), i, i * 7);
-        EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ' ||
+        EXECUTE 'EXPLAIN (ANALYZE, TIMING OFF, BUFFERS, FORMAT JSON) ' ||
                 CASE WHEN what = 'top10' THEN format('SELECT id FROM ingest_docs ORDER BY fp <~> %s LIMIT 10', q)
                      ELSE format('SELECT count(*) FROM ingest_docs WHERE hamming(fp, %s) <= %s', q, substr(what, 2)) END
             INTO result;
-        INSERT INTO scale_ms VALUES (what, (result -> 0 ->> 'Execution Time')::float8);
+        INSERT INTO scale_ms VALUES (what, (result -> 0 ->> 'Execution Time')::float8,
+                                     (result -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::bigint,
+                                     (result -> 0 -> 'Plan' ->> 'Shared Read Blocks')::bigint);
     END LOOP;
 END $$;
 SELECT format('CALL pg_temp.scale_run(%L, %s, %s, %L)', 'k' || k, :queries, :rows, :'data') FROM generate_series(0, :max_radius) k \gexec
 CALL pg_temp.scale_run('top10', :queries, :rows, :'data');
-SELECT pg_stat_force_next_flush();
 SELECT pg_temp.record(CASE WHEN what = 'top10' THEN 'top10_median_ms' ELSE 'median_ms_' || what END,
                       round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 4))
 FROM scale_ms GROUP BY what;
-SELECT pg_temp.record('index_hit_pct', round(100.0 * (idx_blks_hit - :hit0) / nullif(idx_blks_hit - :hit0 + idx_blks_read - :read0, 0), 2))
-FROM pg_statio_user_indexes WHERE indexrelname = 'ingest_sh';
+SELECT pg_temp.record('buffer_hit_pct', round(100.0 * sum(hit) / nullif(sum(hit) + sum(read), 0), 2)) FROM scale_ms;
 
 SELECT :'data' <> 'text' AS scale_writes \gset
 \if :scale_writes
@@ -86,5 +86,7 @@ SELECT pg_temp.record('ingest_rows_per_s', :load_rows_per_s),
        pg_temp.record('ingest_wal_bytes_per_row', round(pg_wal_lsn_diff(pg_current_wal_lsn(), :'wal0') / :insert_rows));
 \endif
 
-SELECT metric, value FROM scale_bench_results WHERE rows = :rows AND data = :'data' ORDER BY metric;
+\o
+SELECT metric, value FROM scale_bench_results WHERE rows = :rows AND data = :'data'
+ORDER BY regexp_replace(metric, '\d+$', ''), substring(metric FROM '\d+$')::int NULLS FIRST;
 DROP TABLE ingest_docs, scale_ms;
