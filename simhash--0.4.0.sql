@@ -1137,3 +1137,18 @@ CREATE FUNCTION simhash_neighbourhood_keys(fingerprint bigint, radius integer) R
     AS 'MODULE_PATHNAME', 'simhash_neighbourhood_keys' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION simhash_neighbourhood_keys(bigint, integer) IS
     'The folded lock keys (0..1023, sorted, distinct) of a fingerprint''s neighbourhood: pg_locks shows them as advisory locks with classid = table oid, objid = key, objsubid = 21320';
+
+-- Bulk near-dedup load: the rows of a query into a table, less the near-duplicates of the table's
+-- rows and of each other (or all of them, near-duplicates pointed at what they duplicate).
+CREATE FUNCTION simhash_insert_distinct(target regclass, source text, radius integer, action text DEFAULT 'skip',
+                                        fingerprint name DEFAULT NULL, mark_column name DEFAULT NULL,
+                                        key_column name DEFAULT 'id', memory_limit text DEFAULT NULL,
+                                        OUT inserted bigint, OUT skipped bigint, OUT marked bigint)
+    AS 'MODULE_PATHNAME', 'simhash_insert_distinct' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_insert_distinct(regclass, text, integer, text, name, name, name, text) IS
+    'Inserts the rows of the source query into target (columns matched by name), in the query''s order, except a row within radius bits of a row of target or of a row the same load inserted before it (action ''skip''), or inserts every row with mark_column set to the key (key_column) of the row it duplicates (''mark''); the fingerprint is the column named, or the one with a simhash index; checks a chunk of rows at a time (memory_limit, default maintenance_work_mem) through that index, holding every neighbourhood lock of target until the transaction ends; returns the rows inserted, skipped and marked';
+
+CREATE FUNCTION simhash_insert_distinct_rows() RETURNS SETOF record
+    AS 'MODULE_PATHNAME', 'simhash_insert_distinct_rows' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION simhash_insert_distinct_rows() IS
+    'Internal: the rows a running simhash_insert_distinct hands its INSERT; an error anywhere else';

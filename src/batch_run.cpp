@@ -73,6 +73,8 @@ void keep_error(RunState *state) {
 }
 
 
+int progress_notice_seconds() { return progress_seconds; }
+
 bool report_progress(void *context, const char *phase, uint64_t done, uint64_t total) {
     RunState *state = static_cast<RunState *>(context);
     if (state->progress_seconds <= 0) return true;

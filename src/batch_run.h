@@ -97,6 +97,9 @@ bool keeping_errors(void *context, const Calls &calls) {
     return ok;
 }
 
+// simhash.progress_seconds, for progress notices outside a RunState.
+int progress_notice_seconds();
+
 // The core's progress callback: a NOTICE every simhash.progress_seconds.
 bool report_progress(void *context, const char *phase, uint64_t done, uint64_t total);
 

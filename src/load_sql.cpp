@@ -112,7 +112,9 @@ HeldKeys held_keys = {InvalidLocalTransactionId, InvalidSubTransactionId, Invali
 
 void held_keys_at_end(XactEvent, void *) { held_keys.lxid = InvalidLocalTransactionId; }
 
-void lock_key(Oid relid, uint32 key) {
+// Whether the record says this (sub)transaction holds `key` of `relid`; a record of another
+// (sub)transaction or table is emptied first, so that acquire_key can add to it.
+bool key_recorded(Oid relid, uint32 key) {
     static bool callback_registered = false;
     if (!callback_registered) {
         RegisterXactCallback(held_keys_at_end, nullptr);
@@ -125,19 +127,40 @@ void lock_key(Oid relid, uint32 key) {
         held_keys.relid = relid;
         memset(held_keys.bits, 0, sizeof(held_keys.bits));
     }
-    const uint64 bit = uint64{1} << (key % 64);
-    if (held_keys.bits[key / 64] & bit) return;
+    return (held_keys.bits[key / 64] & (uint64{1} << (key % 64))) != 0;
+}
+
+// Asks the lock manager for `key`, waiting for it or (dont_wait) not: false when it is held
+// elsewhere. The lock is owned by the (sub)transaction, not by whatever resource owner is current:
+// a trigger or call running inside a cursor's FETCH would give the lock to the cursor's portal,
+// and a later FETCH that fails releases the portal's locks while the rows they guard stay inserted
+// (and the record would still say they are held).
+bool acquire_key(Oid relid, uint32 key, bool dont_wait) {
     LOCKTAG tag;
     SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, key, kLockSpace);
-    // Owned by the (sub)transaction, not by whatever resource owner is current: a trigger or call
-    // running inside a cursor's FETCH would give the lock to the cursor's portal, and a later
-    // FETCH that fails releases the portal's locks while the rows they guard stay inserted (and
-    // this record would still say they are held).
     ResourceOwner caller_owner = CurrentResourceOwner;
     CurrentResourceOwner = CurTransactionResourceOwner;
-    (void)LockAcquire(&tag, ExclusiveLock, false, false);
+    const LockAcquireResult result = LockAcquire(&tag, ExclusiveLock, false, dont_wait);
     CurrentResourceOwner = caller_owner;
-    held_keys.bits[key / 64] |= bit;  // only once the lock is held: a cancelled wait leaves no bit
+    if (result == LOCKACQUIRE_NOT_AVAIL) return false;
+    held_keys.bits[key / 64] |= uint64{1} << (key % 64);  // only once the lock is held: a cancelled wait leaves no bit
+    return true;
+}
+
+void lock_key(Oid relid, uint32 key) {
+    if (!key_recorded(relid, key)) (void)acquire_key(relid, key, false);
+}
+
+// Gives back a key taken by this (sub)transaction (the lock manager counts acquisitions: a key
+// taken more than once stays held until the last is given back).
+void unlock_key(Oid relid, uint32 key) {
+    LOCKTAG tag;
+    SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, key, kLockSpace);
+    ResourceOwner caller_owner = CurrentResourceOwner;
+    CurrentResourceOwner = CurTransactionResourceOwner;
+    (void)LockRelease(&tag, ExclusiveLock, false);
+    CurrentResourceOwner = caller_owner;
+    held_keys.bits[key / 64] &= ~(uint64{1} << (key % 64));
 }
 
 void lock_neighbourhood(Oid relid, int64 fp, int radius) {
@@ -1264,25 +1287,31 @@ SIMHASH_FUNCTION(simhash_dedup_check_arguments) {
     PG_RETURN_VOID();
 }
 
-// Whether this is a Citus worker and `scope` a distributed table there (Citus's catalogs read with
-// every name qualified; false where Citus is not installed).
-bool distributed_table_on_citus_worker(Oid scope, const char *function_name) {
+// The boolean a query of Citus's catalogs returns for `relid` ($1, a regclass); false where Citus
+// is not installed (its catalogs do not exist) or the query returns no row. The query names every
+// object with its schema.
+bool simhash_citus_catalog_says(const char *query, Oid relid, const char *function_name) {
     if (!OidIsValid(get_extension_oid("citus", true))) return false;
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "%s: SPI_connect failed", function_name);
     Oid types[1] = {REGCLASSOID};
-    Datum values[1] = {ObjectIdGetDatum(scope)};
-    const int rc = SPI_execute_with_args(
-        "SELECT l.groupid OPERATOR(pg_catalog.<>) 0 AND EXISTS (SELECT FROM pg_catalog.pg_dist_partition p "
-        "WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1) FROM pg_catalog.pg_dist_local_group l",
-        1, types, values, nullptr, true, 1);
-    bool on_worker = false;
+    Datum values[1] = {ObjectIdGetDatum(relid)};
+    const int rc = SPI_execute_with_args(query, 1, types, values, nullptr, true, 1);
+    bool says = false;
     if (rc == SPI_OK_SELECT && SPI_processed == 1) {
         bool isnull;
         const Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-        on_worker = !isnull && DatumGetBool(value);
+        says = !isnull && DatumGetBool(value);
     }
     SPI_finish();
-    return on_worker;
+    return says;
+}
+
+// Whether this is a Citus worker and `scope` a distributed table there.
+bool distributed_table_on_citus_worker(Oid scope, const char *function_name) {
+    return simhash_citus_catalog_says(
+        "SELECT l.groupid OPERATOR(pg_catalog.<>) 0 AND EXISTS (SELECT FROM pg_catalog.pg_dist_partition p "
+        "WHERE p.logicalrelid OPERATOR(pg_catalog.=) $1) FROM pg_catalog.pg_dist_local_group l",
+        scope, function_name);
 }
 
 // On a Citus worker the locks of a distributed table would be the worker's own: loaders connected to
@@ -1361,6 +1390,34 @@ SIMHASH_FUNCTION(simhash_lock_neighbourhoods) {
         if (wanted[key]) lock_key(scope, key);
     pfree(wanted);
     PG_RETURN_VOID();
+}
+
+// Every key of a table, for a load that checks a whole batch of rows (a batch of a few thousand
+// rows needs nearly all of them anyway). They are taken in ascending order, and never while
+// waiting: when another transaction holds a key, the keys taken so far by this call are given
+// back, the call waits for that key alone, gives it back and starts again. So a bulk load never
+// holds keys while it waits, and cannot deadlock with trigger loads or other bulk loads, whose
+// keys it may have taken in any order (keys this transaction held before the call stay held).
+void simhash_lock_every_neighbourhood(Oid relid) {
+    uint32 *taken = static_cast<uint32 *>(palloc(sizeof(uint32) * kLockKeys));
+    for (;;) {
+        int ntaken = 0;
+        uint32 blocked = kLockKeys;
+        for (uint32 key = 0; key < kLockKeys; ++key) {
+            if (key_recorded(relid, key)) continue;
+            if (!acquire_key(relid, key, true)) {
+                blocked = key;
+                break;
+            }
+            taken[ntaken++] = key;
+        }
+        if (blocked == kLockKeys) break;
+        for (int i = 0; i < ntaken; ++i) unlock_key(relid, taken[i]);
+        lock_key(relid, blocked);  // waits for its holder, holding nothing else of this call
+        unlock_key(relid, blocked);
+        CHECK_FOR_INTERRUPTS();
+    }
+    pfree(taken);
 }
 
 // simhash_neighbourhood_keys(fingerprint, radius): the folded lock keys, for inspection.

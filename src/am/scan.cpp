@@ -122,6 +122,10 @@ struct ProbeQuery {
     ScanOpaque *so;     // tuple scans
     int64 found;
     bool with_nulls;    // also emit the entries of NULL fingerprints (a scan with no condition)
+    // A batch search (simhash_search_batch): entries go to batch_found for center batch_center.
+    SimhashBatchFound batch_found;
+    void *batch_context;
+    Size batch_center;
 };
 
 // Room for one more element in a scan's growing array.
@@ -237,6 +241,12 @@ void emit_unordered(ProbeQuery *q, ItemPointer tid) {
 
 // An entry that satisfies every key: to the bitmap, the TID list or the ring being collected.
 void emit(ProbeQuery *q, ItemPointer tid, int64 fp) {
+    if (q->batch_found) {
+        if (simhash_tid_is_null(tid)) return;
+        q->found++;
+        q->batch_found(q->batch_context, q->batch_center, tid);
+        return;
+    }
     const bool ordered = q->so && q->so->ordered;
     if (simhash_tid_is_null(tid)) {  // its fingerprint is a stand-in that matched by chance
         if (!q->with_nulls) return;
@@ -497,23 +507,33 @@ struct PendingProbe {
     Buffer pinned;
 };
 
-void probe_tables(Relation index, ProbeQuery *q) {
-    // Every (table, block value) pair to probe, tables in order, values ascending within a table.
-    struct Wanted {
-        int table;
-        uint32 value;
-    };
-    double total_probes = 1;
-    for (int t = 0; t < q->g.ntables; ++t) total_probes += simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
-    Wanted *wanted = static_cast<Wanted *>(palloc(static_cast<Size>(total_probes) * sizeof(Wanted)));
-    Size n = 0;
+// Sets q's probing center (its blocks and ref keys in the run's geometry, q->g).
+void set_probe_center(ProbeQuery *q, int64 center) {
     for (int t = 0; t < q->g.ntables; ++t) {
-        if (q->rb[t] < 0) continue;
-        const Size first = n;
-        simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb[t], q->g.len[t]),
-                                       [&](uint32 value) { wanted[n++] = Wanted{t, value}; });
-        std::sort(wanted + first, wanted + n, [](const Wanted &a, const Wanted &b) { return a.value < b.value; });
+        q->qblock[t] = simhash_block(center, &q->g, t);
+        q->qkey[t] = simhash_ref_key(center, &q->g, t);
     }
+}
+
+// A (table, block value) pair to probe, for the center `center` of a batch (0 for a query).
+struct Wanted {
+    uint32 value;
+    uint16 table;
+    uint32 center;
+};
+
+// A batch's probes of one (table, value): the centers that want it, members[first .. end) of the
+// batch's sorted probes.
+struct ProbeGroup {
+    const Wanted *members;
+    const Size *first;  // per distinct probe, and one past the last
+    const int64 *centers;
+};
+
+// Runs the probes `wanted` (of the run in q->cached_run) in order, kProbesAhead in flight. For a
+// batch (`group`), wanted holds each (table, value) once, and it is probed for each of its
+// centers in turn, q's center switched to each before: located and pinned once.
+void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, const ProbeGroup *group) {
     PendingProbe ahead[kProbesAhead];
     auto locate = [&](Size i) {
         PendingProbe &p = ahead[i % kProbesAhead];
@@ -539,14 +559,43 @@ void probe_tables(Relation index, ProbeQuery *q) {
         if (!ahead[i].range.empty()) simhash_prefetch_buffer_header(index, ahead[i].range.begin.blkno);
     for (Size i = 0; i < first; ++i) pin(i);
     for (Size i = 0; i < n; ++i) {
-        CHECK_FOR_INTERRUPTS();
+        if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
         const PendingProbe current = ahead[i % kProbesAhead];
         if (i + kProbesAhead < n) {
             locate(i + kProbesAhead);
             pin(i + kProbesAhead);
         }
-        probe(index, q, current.table, current.value, current.range, current.pinned);
+        if (group == nullptr) {
+            probe(index, q, current.table, current.value, current.range, current.pinned);
+            continue;
+        }
+        const Size end = group->first[i + 1];
+        for (Size j = group->first[i]; j < end; ++j) {
+            const Size center = group->members[j].center;
+            q->center[0] = group->centers[center];
+            q->batch_center = center;
+            set_probe_center(q, q->center[0]);
+            if (j + 1 < end && BufferIsValid(current.pinned)) IncrBufferRefCount(current.pinned);
+            probe(index, q, current.table, current.value, current.range, current.pinned);
+        }
     }
+}
+
+void probe_tables(Relation index, ProbeQuery *q) {
+    // Every (table, block value) pair to probe, tables in order, values ascending within a table.
+    double total_probes = 1;
+    for (int t = 0; t < q->g.ntables; ++t) total_probes += simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
+    Wanted *wanted = static_cast<Wanted *>(palloc(static_cast<Size>(total_probes) * sizeof(Wanted)));
+    Size n = 0;
+    for (int t = 0; t < q->g.ntables; ++t) {
+        if (q->rb[t] < 0) continue;
+        const Size first = n;
+        simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb[t], q->g.len[t]), [&](uint32 value) {
+            wanted[n++] = Wanted{value, static_cast<uint16>(t), 0};
+        });
+        std::sort(wanted + first, wanted + n, [](const Wanted &a, const Wanted &b) { return a.value < b.value; });
+    }
+    run_probes(index, q, wanted, n, nullptr);
     pfree(wanted);
 }
 
@@ -667,10 +716,7 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
         q->g.permuter = cached.permuter;
         for (int t = 0; t < run->ntables; ++t) q->rb[t] = simhash::block_probe_radius(q->r, run->ntables, t);
         q->cached_run = cached;
-        for (int t = 0; t < run->ntables; ++t) {
-            q->qblock[t] = simhash_block(q->center[primary], &q->g, t);
-            q->qkey[t] = simhash_ref_key(q->center[primary], &q->g, t);
-        }
+        set_probe_center(q, q->center[primary]);
         probe_tables(index, q);
         stopped = read_and_stop(&p->run_done[i]);
     }
@@ -697,6 +743,141 @@ void search_all(Relation index, ProbeQuery *q) {
     progress.context = CurrentMemoryContext;
     search(index, q, &progress);
 }
+
+// The probes of a batch held at once: centers are taken in groups whose probes fit.
+constexpr Size kBatchProbes = Size{1} << 20;
+
+// Sorts a batch's probes by (table, value), keeping the centers' order among equal pairs: two
+// stable counting passes over 16-bit digits of table << 24 | value (blocks are at most 22 bits).
+// Returns the sorted array (`wanted` or `scratch`).
+const Wanted *sort_wanted(Wanted *wanted, Wanted *scratch, Size n) {
+    constexpr int kDigitBits = 16;
+    constexpr Size kDigits = Size{1} << kDigitBits;
+    Size *counts = static_cast<Size *>(palloc(kDigits * sizeof(Size)));
+    Wanted *from = wanted, *to = scratch;
+    for (int pass = 0; pass < 2; ++pass) {
+        const int shift = pass * kDigitBits;
+        auto digit = [shift](const Wanted &w) {
+            return ((static_cast<uint64>(w.table) << 24 | w.value) >> shift) & (kDigits - 1);
+        };
+        memset(counts, 0, kDigits * sizeof(Size));
+        for (Size i = 0; i < n; ++i) counts[digit(from[i])]++;
+        Size sum = 0;
+        for (Size d = 0; d < kDigits; ++d) {
+            const Size c = counts[d];
+            counts[d] = sum;
+            sum += c;
+        }
+        for (Size i = 0; i < n; ++i) to[counts[digit(from[i])]++] = from[i];
+        std::swap(from, to);
+    }
+    pfree(counts);
+    return from;
+}
+
+}  // namespace
+
+void simhash_search_batch(Relation index, const int64 *centers, Size n, int radius, SimhashBatchFound found,
+                          void *context) {
+    if (n == 0 || radius < 0) return;
+    ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
+    q->nkeys = 1;
+    q->radius[0] = q->r = Min(radius, 64);
+    q->primary = 0;
+    q->batch_found = found;
+    q->batch_context = context;
+    SimhashMetaReader meta_reader;
+    const SimhashMetaData *meta = simhash_meta_lock(index, &meta_reader);
+    const BlockNumber list_heads[2] = {meta->pending_head, meta->merge_head};
+    const uint64 list_entries[2] = {meta->npending, meta->nmerge};
+    const uint32 epoch = meta->pending_epoch;
+    const uint64 index_id = meta->index_id;
+    const uint32 nruns = meta->nruns;
+    SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
+    memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
+    simhash_meta_copied(&meta_reader);
+    simhash_copy_cache_scan_begins();
+
+    // Every center through a backend copy, or (a structure read from its pages in full) through
+    // its chain.
+    auto each_center = [&](const SimhashCachedChain *copy, BlockNumber head, uint16 flags, uint64 entries) {
+        for (Size i = 0; i < n; ++i) {
+            if ((i & 1023) == 0) CHECK_FOR_INTERRUPTS();
+            q->center[0] = centers[i];
+            q->batch_center = i;
+            if (copy != nullptr)
+                search_copy(q, copy);
+            else
+                scan_chain(index, q, head, flags, entries);
+        }
+    };
+    for (int l = 0; l < 2; ++l) {
+        if (list_heads[l] == InvalidBlockNumber) continue;
+        each_center(simhash_cached_list(index, index_id, epoch, list_heads[l], list_entries[l]), list_heads[l],
+                    SIMHASH_PENDING, list_entries[l]);
+    }
+    double random_page_cost, seq_page_cost;
+    get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
+    for (uint32 r = 0; r < nruns; ++r) {
+        const SimhashRunSlot *slot = &runs[r];
+        SimhashCachedRun cached;
+        simhash_cached_run(index, index_id, slot, &cached);
+        const SimhashRunData *run = cached.run;
+        const SimhashCachedChain *copy = simhash_cached_run_entries(index, index_id, slot, run);
+        SimhashScanEstimate estimate;
+        simhash_estimate_scan(slot, q->r, random_page_cost, seq_page_cost, &estimate);
+        if (copy != nullptr || estimate.full_scan) {
+            each_center(copy, run->tables[0].first, SIMHASH_DATA, slot->nentries);
+            continue;
+        }
+        simhash_geometry(run->ntables, run->dirbits, &q->g);
+        q->g.permuter = cached.permuter;
+        q->cached_run = cached;
+        double per_center = 0;
+        for (int t = 0; t < run->ntables; ++t) {
+            q->rb[t] = simhash::block_probe_radius(q->r, run->ntables, t);
+            per_center += simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
+        }
+        const Size group = Max(Size{1}, static_cast<Size>(kBatchProbes / Max(per_center, 1.0)));
+        const Size capacity = static_cast<Size>(Min(static_cast<double>(group), static_cast<double>(n)) * per_center + 1);
+        Wanted *wanted = static_cast<Wanted *>(MemoryContextAllocHuge(CurrentMemoryContext, capacity * sizeof(Wanted)));
+        Wanted *scratch = static_cast<Wanted *>(MemoryContextAllocHuge(CurrentMemoryContext, capacity * sizeof(Wanted)));
+        Size *first_member = static_cast<Size *>(MemoryContextAllocHuge(CurrentMemoryContext, (capacity + 1) * sizeof(Size)));
+        for (Size from = 0; from < n; from += group) {
+            const Size to = Min(n, from + group);
+            Size count = 0;
+            for (Size i = from; i < to; ++i) {
+                set_probe_center(q, centers[i]);
+                for (int t = 0; t < run->ntables; ++t) {
+                    if (q->rb[t] < 0) continue;
+                    simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb[t], q->g.len[t]), [&](uint32 value) {
+                        wanted[count++] = Wanted{value, static_cast<uint16>(t), static_cast<uint32>(i)};
+                    });
+                }
+            }
+            // Sorted, then each (table, value) once in the other array, with where its centers start.
+            const Wanted *sorted = sort_wanted(wanted, scratch, count);
+            Wanted *distinct = sorted == wanted ? scratch : wanted;
+            Size ndistinct = 0;
+            for (Size i = 0; i < count; ++i) {
+                if (i > 0 && sorted[i].table == sorted[i - 1].table && sorted[i].value == sorted[i - 1].value) continue;
+                first_member[ndistinct] = i;
+                distinct[ndistinct++] = sorted[i];
+            }
+            first_member[ndistinct] = count;
+            const ProbeGroup probe_group{sorted, first_member, centers};
+            run_probes(index, q, distinct, ndistinct, &probe_group);
+        }
+        pfree(wanted);
+        pfree(scratch);
+        pfree(first_member);
+    }
+    pfree(runs);
+    simhash_meta_release(&meta_reader);
+    pfree(q);
+}
+
+namespace {
 
 // Adds a ball to q; a scan with no condition is the ball of radius 64, NULL fingerprints included.
 void add_ball(ProbeQuery *q, int64 center, int radius) {

@@ -516,6 +516,17 @@ extern int simhash_max_probes;
 // read in full anyway, they double, up to 64.
 int simhash_next_ring_radius(int done, int ntables);
 
+// scan.cpp: a search for a whole batch of centers at one radius, for bulk loads. Calls
+// found(context, i, heap_tid) for index entries within `radius` bits of centers[i] (an entry may
+// be reported more than once for one center; entries of NULL fingerprints never), searching each
+// structure once for the batch: the probes of a large run in (table, block value) order across all
+// centers, so that consecutive probes read neighbouring pages; lists and small runs through their
+// backend copies. Not a scan: no snapshot applies, the caller checks the heap rows' visibility (an
+// active snapshot must hold back the recycling of the runs, as a scan's does).
+typedef void (*SimhashBatchFound)(void *context, Size center, ItemPointer heap_tid);
+void simhash_search_batch(Relation index, const int64 *centers, Size n, int radius, SimhashBatchFound found,
+                          void *context);
+
 
 // AM callbacks
 extern "C" {

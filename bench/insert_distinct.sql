@@ -1,0 +1,33 @@
+-- bench/insert_distinct_bench.sh, one library size and one way of loading: a fresh table of :base
+-- random fingerprints with a simhash index (prewarmed), then :stage_rows staged rows loaded by
+-- :method into it, timed:
+--   plain    INSERT INTO lib SELECT id, fp FROM staging ORDER BY ord (no check)
+--   trigger  the same INSERT through simhash_dedup('fp', :radius, 'skip')
+--   bulk     simhash_insert_distinct('lib', 'SELECT id, fp FROM staging ORDER BY ord', :radius)
+-- Prints method, seconds, staged rows a second, rows inserted.
+SET client_min_messages = warning;
+DROP TABLE IF EXISTS lib;
+CREATE TABLE lib (id bigint, fp bigint);
+INSERT INTO lib SELECT g, hashint8extended(g, 11) FROM generate_series(1, :base) g;
+CREATE INDEX lib_fp ON lib USING simhash (fp);
+VACUUM ANALYZE lib;
+SELECT count(*) > 0 AS prewarm FROM pg_extension WHERE extname = 'pg_prewarm' \gset
+\if :prewarm
+SELECT pg_prewarm('lib_fp') \gset
+\endif
+CHECKPOINT;
+SELECT :'method' = 'trigger' AS with_trigger \gset
+\if :with_trigger
+CREATE TRIGGER lib_dedup BEFORE INSERT ON lib FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', :'radius', 'skip');
+\endif
+SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+SELECT CASE :'method'
+    WHEN 'bulk' THEN format('SELECT inserted FROM simhash_insert_distinct(%L, %L, %s)', 'lib',
+                            'SELECT id, fp FROM staging ORDER BY ord', :radius)
+    ELSE 'WITH i AS (INSERT INTO lib SELECT id, fp FROM staging ORDER BY ord RETURNING 1) SELECT count(*) AS inserted FROM i'
+    END AS load \gset
+:load \gset
+SELECT extract(epoch FROM clock_timestamp()) AS t1 \gset
+SELECT :'method' AS method, round((:t1 - :t0)::numeric, 2) AS seconds,
+       round(:stage_rows / (:t1 - :t0)) AS staged_rows_per_s, :inserted AS inserted;
+DROP TABLE lib;
