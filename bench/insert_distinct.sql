@@ -3,12 +3,16 @@
 -- :method into it, timed:
 --   plain    INSERT INTO lib SELECT id, fp FROM staging ORDER BY ord (no check)
 --   trigger  the same INSERT through simhash_dedup('fp', :radius, 'skip')
---   bulk     simhash_insert_distinct('lib', 'SELECT id, fp FROM staging ORDER BY ord', :radius)
--- Prints method, seconds, staged rows a second, rows inserted.
+--   bulk     simhash_insert_distinct('lib', 'SELECT id, fp FROM staging ORDER BY ord', :radius,
+--            memory_limit => :'memory_limit')
+-- With :data = 'documents' the staged rows are texts, fingerprinted (minhash64) in the load, and
+-- the library holds the staging_originals fingerprints too. Prints method, seconds, staged rows a
+-- second, rows inserted.
 SET client_min_messages = warning;
 DROP TABLE IF EXISTS lib;
-CREATE TABLE lib (id bigint, fp bigint);
-INSERT INTO lib SELECT g, hashint8extended(g, 11) FROM generate_series(1, :base) g;
+CREATE TABLE lib (id bigint, body text, fp bigint);
+INSERT INTO lib (id, fp) SELECT g, hashint8extended(g, 11) FROM generate_series(1, :base) g;
+INSERT INTO lib (id, fp) SELECT :base + k, fp FROM staging_originals;
 CREATE INDEX lib_fp ON lib USING simhash (fp);
 VACUUM ANALYZE lib;
 SELECT count(*) > 0 AS prewarm FROM pg_extension WHERE extname = 'pg_prewarm' \gset
@@ -21,10 +25,12 @@ SELECT :'method' = 'trigger' AS with_trigger \gset
 CREATE TRIGGER lib_dedup BEFORE INSERT ON lib FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', :'radius', 'skip');
 \endif
 SELECT extract(epoch FROM clock_timestamp()) AS t0 \gset
+SELECT CASE WHEN :'data' = 'documents' THEN 'id, body, minhash64(body) AS fp' ELSE 'id, fp' END AS source_columns \gset
 SELECT CASE :'method'
-    WHEN 'bulk' THEN format('SELECT inserted FROM simhash_insert_distinct(%L, %L, %s)', 'lib',
-                            'SELECT id, fp FROM staging ORDER BY ord', :radius)
-    ELSE 'WITH i AS (INSERT INTO lib SELECT id, fp FROM staging ORDER BY ord RETURNING 1) SELECT count(*) AS inserted FROM i'
+    WHEN 'bulk' THEN format('SELECT inserted FROM simhash_insert_distinct(%L, %L, %s, memory_limit => %L)', 'lib',
+                            format('SELECT %s FROM staging ORDER BY ord', :'source_columns'), :radius, :'memory_limit')
+    ELSE format('WITH i AS (INSERT INTO lib (%s) SELECT %s FROM staging ORDER BY ord RETURNING 1) SELECT count(*) AS inserted FROM i',
+                CASE WHEN :'data' = 'documents' THEN 'id, body, fp' ELSE 'id, fp' END, :'source_columns')
     END AS load \gset
 :load \gset
 SELECT extract(epoch FROM clock_timestamp()) AS t1 \gset

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Bulk near-dedup load against a plain load and the per-row trigger: for each library size BASE
-# (default 10000000), STAGE_ROWS staged rows (default 1000000: 60% new random fingerprints, 30%
-# within 1-3 bits of a library row, 10% within 2 bits of an earlier staged row, in that mix all
-# along the load) loaded into a fresh copy of the library (BASE random fingerprints with a simhash
-# index) three ways, each timed on its own copy (bench/insert_distinct.sql): a plain INSERT ...
-# SELECT without any check, the simhash_dedup trigger at RADIUS (default 3), and
-# simhash_insert_distinct at RADIUS. Prints staged rows a second for each and the two dedup
-# loads' rates as a share of the plain one. METHODS (default "plain trigger bulk") picks some.
+# (default 10000000), STAGE_ROWS staged rows (default 1000000: 60% new, 30% near-duplicates of
+# library rows, 10% near-duplicates of an earlier staged row, in that mix all along the load)
+# loaded into a fresh copy of the library (BASE random fingerprints with a simhash index) three
+# ways, each timed on its own copy (bench/insert_distinct.sql): a plain INSERT ... SELECT without
+# any check, the simhash_dedup trigger at RADIUS, and simhash_insert_distinct at RADIUS with
+# MEMORY_LIMIT (default 1GB: a million staged fingerprints in one chunk). Prints staged rows a
+# second for each and the two dedup loads' rates as a share of the plain one. METHODS (default
+# "plain trigger bulk") picks some.
+#
+# RADIUS defaults to 3 (as bench/dedup_documents.sh). DATA=fingerprints (the default): bare
+# fingerprints, the near-duplicates 1-3 bits (library) and 2 bits (staged) away. DATA=documents:
+# documents of LINES (default 32) lines of the machine's licence texts (about 1.6 kB)
+# fingerprinted with minhash64 in each load; the near-duplicates are documents with a word added,
+# of 300,000 originals whose fingerprints the library holds besides its BASE random ones
+# (superuser: reads the texts).
 #
 # Usage: bench/insert_distinct_bench.sh [BASE ...]   (PGHOST, PGPORT, PGUSER, PGDATABASE; the
 # database needs CREATE EXTENSION simhash, and pg_prewarm to start from an index in shared
@@ -14,15 +22,40 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 psql=(${PSQL:-psql} -X -q -v ON_ERROR_STOP=1)
+data=${DATA:-fingerprints}
+[[ $data == fingerprints || $data == documents ]] || { echo "DATA must be fingerprints or documents" >&2; exit 2; }
 stage_rows=${STAGE_ROWS:-1000000}
 radius=${RADIUS:-3}
+memory_limit=${MEMORY_LIMIT:-1GB}
 [ $# -gt 0 ] || set -- 10000000
 for base in "$@"; do
-    # Staged row i (ord i): i % 10 in 0..5 new, 6..8 a library row with 1-3 bits flipped, 9 the new
-    # row of an earlier decade (up to 1,000 decades back, so often in an earlier chunk) with 2 bits
-    # flipped.
-    "${psql[@]}" -v base="$base" -v stage_rows="$stage_rows" <<'SQL'
-DROP TABLE IF EXISTS staging;
+    if [[ $data == documents ]]; then
+        # Staged row i: i % 10 in 0..5 a new document, 6..8 one of the originals with a word
+        # added, 9 the new document of an earlier decade (up to 1,000 back) with a word added.
+        "${psql[@]}" -v stage_rows="$stage_rows" -v lines="${LINES:-32}" <<SQL
+SET client_min_messages = warning;
+\set data text
+\set rows 0
+\ir $here/bench_data.sql
+DROP TABLE IF EXISTS staging, staging_originals;
+CREATE TABLE staging_originals AS
+SELECT k, minhash64(pg_temp.bench_document(k, 29, :lines)) AS fp FROM generate_series(1, least(300000, :stage_rows)) k;
+CREATE TABLE staging AS
+SELECT i AS ord, 1000000000 + i AS id,
+       CASE WHEN i % 10 < 6 THEN pg_temp.bench_document(i, 23, :lines)
+            WHEN i % 10 < 9 THEN pg_temp.bench_document(1 + abs(hashint8extended(i, 13)) % least(300000, :stage_rows), 29, :lines) || ' revised'
+            ELSE pg_temp.bench_document(greatest(0, i - 9 - 10 * (abs(hashint8extended(i, 17)) % 1000)), 23, :lines) || ' revised'
+       END AS body
+FROM generate_series(0, :stage_rows - 1) i;
+VACUUM ANALYZE staging;
+SQL
+    else
+        # Staged row i: i % 10 in 0..5 new, 6..8 a library row with 1-3 bits flipped, 9 the new
+        # row of an earlier decade (up to 1,000 back, so often in an earlier chunk) with 2 bits
+        # flipped.
+        "${psql[@]}" -v base="$base" -v stage_rows="$stage_rows" <<'SQL'
+DROP TABLE IF EXISTS staging, staging_originals;
+CREATE TABLE staging_originals (k bigint, fp bigint);
 CREATE TABLE staging AS
 SELECT i AS ord, :base + 1 + i AS id,
        CASE WHEN i % 10 < 6 THEN hashint8extended(i, 12)
@@ -36,11 +69,12 @@ SELECT i AS ord, :base + 1 + i AS id,
 FROM generate_series(0, :stage_rows - 1) i;
 VACUUM ANALYZE staging;
 SQL
-    echo "== library of $base rows, $stage_rows staged rows, radius $radius"
+    fi
+    echo "== $data: library of $base rows, $stage_rows staged rows, radius $radius"
     declare -A rate=()
     for method in ${METHODS:-plain trigger bulk}; do
         line=$("${psql[@]}" -At -F ' ' -v base="$base" -v stage_rows="$stage_rows" -v radius="$radius" \
-                   -v method="$method" -f "$here/insert_distinct.sql")
+                   -v method="$method" -v memory_limit="$memory_limit" -v data="$data" -f "$here/insert_distinct.sql")
         read -r _ seconds per_s inserted <<<"$line"
         rate[$method]=$per_s
         printf '%-8s %8s s %10s staged rows/s %9s inserted\n' "$method" "$seconds" "$per_s" "$inserted"
@@ -50,4 +84,4 @@ SQL
         awk -v m="$method" -v a="${rate[$method]}" -v p="${rate[plain]}" 'BEGIN { printf "%-8s %.0f%% of the plain load rate\n", m, 100 * a / p }'
     done
 done
-"${psql[@]}" -c "DROP TABLE IF EXISTS staging"
+"${psql[@]}" -c "DROP TABLE IF EXISTS staging, staging_originals"

@@ -33,11 +33,11 @@ RETURNS TABLE (ord int, id bigint, fp bigint) LANGUAGE sql IMMUTABLE AS $$
     SELECT i, 1000000 + i, fp FROM chain WHERE data = 'clustered'
     UNION ALL
     SELECT i, 1000000 + i,
-           CASE WHEN i % 10 < 6 THEN distinct_fp(data, 100000 + i)
+           CASE WHEN i % 10 < 6 THEN distinct_fp(data, 1000000 + i)
                 WHEN i % 10 < 9 THEN distinct_fp(data, 1 + abs(hashint8extended(i, 9)) % lib_rows)
                                      # (1::bigint << (12 + abs(hashint8extended(i, 10)) % 52)::int)
                                      # CASE WHEN i % 10 >= 7 THEN 1::bigint << (12 + abs(hashint8extended(i, 11)) % 52)::int ELSE 0 END
-                ELSE distinct_fp(data, 100000 + greatest(0, i - 9 - 10 * (abs(hashint8extended(i, 12)) % 50)))
+                ELSE distinct_fp(data, 1000000 + greatest(0, i - 9 - 10 * (abs(hashint8extended(i, 12)) % 50)))
                      # (3::bigint << (12 + abs(hashint8extended(i, 13)) % 51)::int)
            END
     FROM generate_series(0, load_rows - 1) i WHERE data <> 'clustered' $$;
@@ -48,7 +48,8 @@ INSERT INTO distinct_staging SELECT s.data, l.* FROM distinct_sets s, distinct_l
 -- For each data set and memory limit: a library loaded by the trigger and one by the function.
 CREATE TABLE distinct_results (data text, memory_limit text, inserted bigint, skipped bigint, marked bigint,
                                trigger_rows bigint, bulk_rows bigint, only_trigger bigint, only_bulk bigint);
-CREATE PROCEDURE distinct_compare(data text, lib_rows int, memory_limit text) LANGUAGE plpgsql AS $$
+CREATE PROCEDURE distinct_compare(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto')
+LANGUAGE plpgsql AS $$
 DECLARE r record;
 BEGIN
     DROP TABLE IF EXISTS lib_trigger, lib_bulk;
@@ -56,13 +57,14 @@ BEGIN
     INSERT INTO lib_trigger SELECT g, distinct_fp(data, g) FROM generate_series(1, lib_rows) g;
     CREATE TABLE lib_bulk (LIKE lib_trigger INCLUDING ALL);
     INSERT INTO lib_bulk SELECT * FROM lib_trigger;
-    CREATE INDEX ON lib_trigger USING simhash (fp);
-    CREATE INDEX ON lib_bulk USING simhash (fp);
+    EXECUTE format('CREATE INDEX ON lib_trigger USING simhash (fp) WITH (tables = %s)', tables);
+    EXECUTE format('CREATE INDEX ON lib_bulk USING simhash (fp) WITH (tables = %s)', tables);
     CREATE TRIGGER dedup BEFORE INSERT ON lib_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
     EXECUTE format('INSERT INTO lib_trigger SELECT id, fp FROM distinct_staging WHERE data = %L ORDER BY ord', data);
     SELECT * INTO r FROM simhash_insert_distinct('lib_bulk',
         format('SELECT id, fp FROM distinct_staging WHERE data = %L ORDER BY ord', data), 3, memory_limit => memory_limit);
-    INSERT INTO distinct_results VALUES (data, memory_limit, r.inserted, r.skipped, r.marked,
+    INSERT INTO distinct_results VALUES (data || CASE WHEN tables = 'auto' THEN '' ELSE ' ' || lib_rows || ' rows, ' || tables || ' tables' END,
+        memory_limit, r.inserted, r.skipped, r.marked,
         (SELECT count(*) FROM lib_trigger), (SELECT count(*) FROM lib_bulk),
         (SELECT count(*) FROM (SELECT id FROM lib_trigger EXCEPT SELECT id FROM lib_bulk) x),
         (SELECT count(*) FROM (SELECT id FROM lib_bulk EXCEPT SELECT id FROM lib_trigger) x));
@@ -75,6 +77,11 @@ CALL distinct_compare('skewed', 20000, '64kB');
 CALL distinct_compare('skewed', 20000, NULL);
 CALL distinct_compare('clustered', 5000, '64kB');
 CALL distinct_compare('clustered', 5000, NULL);
+-- A library of 300,000 rows in four tables: its run's directory is the whole 16-bit block, where
+-- the batch search reads only the entries whose next block is within one bit of a row's.
+CALL distinct_compare('uniform', 300000, NULL, '4');
+CALL distinct_compare('skewed', 300000, NULL, '4');
+SELECT tables, dirbits FROM simhash_index_runs('lib_bulk_fp_idx') ORDER BY entries DESC LIMIT 1;
 SELECT * FROM distinct_results ORDER BY data, memory_limit NULLS LAST;
 -- Nothing within 3 bits of anything else among the rows the load added (the last data set).
 SELECT count(*) AS near_pairs FROM lib_bulk a JOIN lib_bulk b ON hamming(a.fp, b.fp) <= 3 AND a.id < b.id
@@ -207,5 +214,5 @@ DROP TABLE distinct_results, distinct_staging, distinct_sets, lib_trigger, lib_b
            generated_fp, parted CASCADE;
 DROP SCHEMA distinct_intruder CASCADE;
 DROP ROLE distinct_loader;
-DROP PROCEDURE distinct_compare(text, int, text);
+DROP PROCEDURE distinct_compare(text, int, text, text);
 DROP FUNCTION distinct_load(text, int, int), distinct_fp(text, bigint), distinct_try(text), pages_note();

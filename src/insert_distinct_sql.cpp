@@ -26,6 +26,7 @@
 // caller, like the source query.
 //
 // Plain C-style code: no C++ object with a destructor is alive while PostgreSQL may raise.
+#include "core/batch_pairs.h"
 #include "core/block_buckets.h"
 #include "am/simhash_am.h"
 #include "batch_run.h"
@@ -63,20 +64,21 @@ constexpr const char *kFunctionName = "simhash_insert_distinct";
 // row size seen so far, within these bounds.
 constexpr uint64 kFirstChunkRows = 64;
 constexpr uint64 kMaxChunkRows = 1000000;
-// Per row besides its tuple: its fingerprint, four bucket links, its key (mark) and slack.
-constexpr double kRowOverheadBytes = 64;
+// Per row besides its tuple: its fingerprint, its match in the table, its pairs' sort entries and
+// lists (or its links in the in-memory hash), its key ('mark') and slack.
+constexpr double kRowOverheadBytes = 128;
 
 enum class Action { kSkip, kMark };
 
 // A row of the chunk kept (or, for 'mark', inserted) before the one being decided, as the
-// in-memory check finds it: the chunk's rows are all in one frozen multi-index hash, and a row
-// counts if it comes before `row` and was kept.
+// in-memory check finds it: the kept rows are linked into a multi-index hash as they are kept
+// (only they: a chunk of equal fingerprints keeps one row, and its searches find one), `kept_rows`
+// maps a linked entry to its row in the chunk.
 struct ChunkMatch {
-    const uint64 *fingerprints;
-    const bool *kept;
-    const bool *marked;
+    const uint64 *fingerprints;  // of the linked entries
+    const uint32 *kept_rows;
+    const bool *marked;          // by row
     uint64 center;
-    uint32 row;
     bool found;
     uint32 best;      // 'mark': the nearest one not marked itself if any, else the nearest
     int best_distance;
@@ -332,10 +334,10 @@ SPIPlanPtr prepare_insert(const DistinctLoad *load, const AttrNumber *columns, O
 
 void visit_chunk_row(uint32_t i, void *context) {
     ChunkMatch *m = static_cast<ChunkMatch *>(context);
-    if (i >= m->row || !m->kept[i]) return;
     m->found = true;
     if (!m->want_best) return;
     const int distance = simhash::hamming_distance(m->fingerprints[i], m->center);
+    i = m->kept_rows[i];
     const bool marked = m->marked[i];
     // Rows not marked themselves first, then the nearest, then the earliest.
     const bool better = m->best == UINT32_MAX || (m->best_marked && !marked) ||
@@ -445,6 +447,32 @@ void match_candidates(DistinctLoad *load, const Candidates *c, const int64 *fps,
     pg_unreachable();
 }
 
+// The pairs of a chunk within the radius, from batch_pairs: for each row, the earlier rows near it
+// (earlier[first[j] .. first[j + 1]) for row j), built from the pairs as they come.
+struct ChunkPairs {
+    uint32 *pairs;  // (i, j) flattened
+    Size n, capacity;
+    MemoryContext context;
+};
+
+void collect_pair(uint32_t i, uint32_t j, void *context) {
+    ChunkPairs *p = static_cast<ChunkPairs *>(context);
+    if (p->n == p->capacity) {
+        p->capacity = Max(p->capacity * 2, Size{1024});
+        const Size bytes = p->capacity * 2 * sizeof(uint32);
+        p->pairs = static_cast<uint32 *>(p->pairs ? repalloc_huge(p->pairs, bytes) : MemoryContextAllocHuge(p->context, bytes));
+    }
+    p->pairs[2 * p->n] = i;
+    p->pairs[2 * p->n + 1] = j;
+    p->n++;
+}
+
+// Comparisons a chunk's pairs may cost per row before the in-memory hash is used instead (a chunk
+// of many equal fingerprints would make them quadratic).
+constexpr double kMaxPairComparisonsPerRow = 64;
+// Rows of a chunk whose bits choose the bit order of its in-memory search.
+constexpr uint64 kBitSample = 65536;
+
 // Decides the rows of one chunk and puts the ones to insert into load->store, in order: first
 // every row against the table (one batch search of the index, then the heap rows of its
 // candidates), then row by row against the rows of the chunk kept before it.
@@ -453,7 +481,6 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
     MemoryContext old = MemoryContextSwitchTo(load->chunk_context);
     int64 *fps = static_cast<int64 *>(palloc_extended(sizeof(int64) * n, MCXT_ALLOC_HUGE));
     TableMatch *matches = static_cast<TableMatch *>(palloc_extended(sizeof(TableMatch) * n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO));
-    bool *kept = static_cast<bool *>(palloc_extended(sizeof(bool) * n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO));
     bool *marked = static_cast<bool *>(palloc_extended(sizeof(bool) * n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO));
     Datum *keys = load->action == Action::kMark ? static_cast<Datum *>(palloc_extended(sizeof(Datum) * n, MCXT_ALLOC_HUGE)) : nullptr;
     MemoryContextSwitchTo(old);
@@ -494,11 +521,72 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
     }
     PopActiveSnapshot();
 
-    // The chunk's own rows, all of them in one frozen multi-index hash.
+    // Against the chunk's earlier rows: up to radius 3, the chunk's pairs found at once by sorting
+    // it on each block (cache-friendly at any chunk size); otherwise, or when block values are too
+    // concentrated for that, a multi-index hash of the kept rows, searched row by row. Either way
+    // blocks are cut in a bit order chosen from the chunk (skewed bits spread over the blocks, as a
+    // run of the index does).
+    simhash::BitCounts counts;
+    simhash::bit_counts_clear(&counts);
+    // The bits' statistics from an even sample of the chunk (as a run's writer samples its entries).
+    const uint64 step = Max(uint64{1}, n / kBitSample);
+    for (uint64 r = 0; r < n; r += step) simhash::bit_counts_add(&counts, static_cast<uint64>(fps[r]));
+    const int lengths[simhash::kBucketBlocks] = {16, 16, 16, 16};
+    simhash::BitPermutation order;
+    const simhash::BitPermuter *permuter =
+        simhash::choose_bit_permutation(counts, lengths, simhash::kBucketBlocks, &order) ? simhash_new_permuter(order) : nullptr;
+    const uint64 *fingerprints = reinterpret_cast<const uint64 *>(fps);
+    uint32 *earlier_first = nullptr;
+    uint32 *earlier = nullptr;
+    if (load->radius <= simhash::kBatchPairsMaxRadius) {
+        void *scratch = MemoryContextAllocHuge(load->chunk_context, simhash::batch_pairs_bytes(n));
+        if (simhash::batch_pairs_comparisons(fingerprints, n, permuter, scratch) <= kMaxPairComparisonsPerRow * n) {
+            ChunkPairs pairs = {nullptr, 0, 0, load->chunk_context};
+            simhash::batch_pairs(fingerprints, n, load->radius, permuter, scratch, collect_pair, &pairs);
+            earlier_first = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * (n + 1)));
+            earlier = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * Max(pairs.n, Size{1})));
+            memset(earlier_first, 0, sizeof(uint32) * (n + 1));
+            for (Size p = 0; p < pairs.n; ++p) earlier_first[pairs.pairs[2 * p + 1] + 1]++;
+            for (uint64 r = 0; r < n; ++r) earlier_first[r + 1] += earlier_first[r];
+            for (Size p = 0; p < pairs.n; ++p) earlier[earlier_first[pairs.pairs[2 * p + 1]]++] = pairs.pairs[2 * p];
+            for (uint64 r = n; r > 0; --r) earlier_first[r] = earlier_first[r - 1];
+            earlier_first[0] = 0;
+        }
+        pfree(scratch);
+    }
     simhash::BlockBuckets buckets;
-    const int bucket_bits = simhash::block_buckets_bits_for(n);
-    void *bucket_memory = MemoryContextAllocHuge(load->chunk_context, simhash::block_buckets_frozen_bytes(bucket_bits, n));
-    simhash::block_buckets_freeze(&buckets, bucket_memory, bucket_bits, reinterpret_cast<const uint64 *>(fps), n);
+    uint64 *kept_fps = nullptr;
+    uint32 *kept_rows = nullptr;
+    if (earlier == nullptr) {
+        const int bucket_bits = simhash::block_buckets_bits_for(n);
+        void *bucket_memory = MemoryContextAllocHuge(load->chunk_context, simhash::block_buckets_bytes(bucket_bits, n));
+        simhash::block_buckets_init(&buckets, bucket_memory, bucket_bits, n, permuter);
+        kept_fps = static_cast<uint64 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint64) * n));
+        kept_rows = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * n));
+    }
+    bool *kept = static_cast<bool *>(MemoryContextAllocZero(load->chunk_context, sizeof(bool) * n));
+    // The earlier rows of the chunk near row r that were kept: through its pairs or the hash.
+    auto search_chunk = [&](uint64 r, ChunkMatch *m) {
+        if (earlier == nullptr) {
+            simhash::block_buckets_search(&buckets, kept_fps, m->center, load->radius, visit_chunk_row, m);
+            return;
+        }
+        for (uint32 e = earlier_first[r]; e < earlier_first[r + 1]; ++e) {
+            const uint32 i = earlier[e];
+            if (!kept[i]) continue;
+            m->found = true;
+            if (!m->want_best) return;
+            const int distance = simhash::hamming_distance(fingerprints[i], m->center);
+            const bool better = m->best == UINT32_MAX || (m->best_marked && !marked[i]) ||
+                                (m->best_marked == marked[i] &&
+                                 (distance < m->best_distance || (distance == m->best_distance && i < m->best)));
+            if (better) {
+                m->best = i;
+                m->best_distance = distance;
+                m->best_marked = marked[i];
+            }
+        }
+    };
 
     Datum *values = nullptr;
     bool *nulls = nullptr;
@@ -506,24 +594,25 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
         values = static_cast<Datum *>(palloc(sizeof(Datum) * load->store_desc->natts));
         nulls = static_cast<bool *>(palloc(sizeof(bool) * load->store_desc->natts));
     }
+    // Rows searched in memory ask for their bucket lines kLookAhead rows ahead.
+    constexpr uint64 kLookAhead = 8;
     for (uint64 r = 0; r < n; ++r) {
         if ((r & 1023) == 1023) CHECK_FOR_INTERRUPTS();
+        if (earlier == nullptr && r + kLookAhead < n && !matches[r + kLookAhead].found)
+            simhash::block_buckets_prefetch(&buckets, static_cast<uint64>(fps[r + kLookAhead]), load->radius);
         HeapTuple tuple = rows->vals[r];
         const TableMatch &in_table = matches[r];
-        ChunkMatch in_chunk = {reinterpret_cast<const uint64 *>(fps), kept, marked, static_cast<uint64>(fps[r]),
-                               static_cast<uint32>(r), false, UINT32_MAX, 0, false, load->action == Action::kMark};
+        ChunkMatch in_chunk = {kept_fps, kept_rows, marked, static_cast<uint64>(fps[r]), false,
+                               UINT32_MAX, 0, false, load->action == Action::kMark};
         if (load->action == Action::kSkip) {
-            if (!in_table.found)
-                simhash::block_buckets_search(&buckets, in_chunk.fingerprints, in_chunk.center, load->radius,
-                                              visit_chunk_row, &in_chunk);
+            if (!in_table.found) search_chunk(r, &in_chunk);
             if (in_chunk.found || in_table.found) {
                 ++load->skipped;
                 continue;
             }
             tuplestore_puttuple(load->store, tuple);
         } else {
-            simhash::block_buckets_search(&buckets, in_chunk.fingerprints, in_chunk.center, load->radius,
-                                          visit_chunk_row, &in_chunk);
+            search_chunk(r, &in_chunk);
             heap_deform_tuple(tuple, source, values, nulls);
             // Prefer the table's row where it is as good (not marked, as near): it was there first.
             const bool from_table = in_table.found && (!in_chunk.found || (in_chunk.best_marked && !in_table.marked) ||
@@ -552,6 +641,11 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
             marked[r] = !nulls[mark];
         }
         kept[r] = true;
+        if (earlier == nullptr) {
+            kept_rows[buckets.n] = static_cast<uint32>(r);
+            kept_fps[buckets.n] = static_cast<uint64>(fps[r]);
+            simhash::block_buckets_link(&buckets, kept_fps, buckets.n + 1);
+        }
     }
 }
 
@@ -655,7 +749,9 @@ SIMHASH_FUNCTION(simhash_insert_distinct) {
         load->read += n;
         double bytes = 0;
         for (uint64 r = 0; r < n; ++r) bytes += rows->vals[r]->t_len + kRowOverheadBytes;
-        load->store = tuplestore_begin_heap(false, false, work_mem);
+        // The kept rows stay in memory like the chunk they come from (its half of memory_limit):
+        // at work_mem a chunk of documents would go through a temporary file.
+        load->store = tuplestore_begin_heap(false, false, static_cast<int>(Max(static_cast<size_t>(work_mem), memory_limit / 2048)));
         decide_chunk(load, rows, n);
         SPI_freetuptable(rows);
         load->inserting = true;

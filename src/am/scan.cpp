@@ -126,6 +126,8 @@ struct ProbeQuery {
     SimhashBatchFound batch_found;
     void *batch_context;
     Size batch_center;
+    // A batch's narrow probes (see probe_group_narrow): one bit per value of the next block.
+    uint64 *next_block_wanted;
 };
 
 // Room for one more element in a scan's growing array.
@@ -366,37 +368,42 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidat
 // for together, a batch's misses overlap instead of each fetch stalling the next.
 constexpr Size kFetchBatch = 16;
 
+// The entries at table-0 positions `positions` (count <= kFetchBatch), into `out`.
+void fetch_entries(Relation index, ProbeQuery *q, const uint32 *positions, Size count, SimhashEntry *out) {
+    BlockNumber blknos[kFetchBatch];
+    Buffer buffers[kFetchBatch];
+    for (Size i = 0; i < count; ++i) {
+        blknos[i] = simhash_cached_table0_block(index, &q->cached_run, positions[i] / SIMHASH_ENTRIES_PER_PAGE);
+        simhash_prefetch_buffer_header(index, blknos[i]);
+    }
+    for (Size i = 0; i < count; ++i) {
+        const int offset = static_cast<int>(positions[i] % SIMHASH_ENTRIES_PER_PAGE);
+        buffers[i] = read_ahead(index, blknos[i], offset * sizeof(int64), 1);
+        __builtin_prefetch(simhash_page_tid(BufferGetPage(buffers[i]), offset));
+    }
+    for (Size i = 0; i < count; ++i) {
+        const uint32 pos = positions[i];
+        LockBuffer(buffers[i], BUFFER_LOCK_SHARE);
+        const Page page = BufferGetPage(buffers[i]);
+        simhash_check_page(index, page, blknos[i], SIMHASH_DATA);
+        const uint32 offset = pos % SIMHASH_ENTRIES_PER_PAGE;
+        if (offset >= SimhashPageGetOpaque(page)->nentries)
+            ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
+                            errmsg("index \"%s\" refers to a missing entry %u", RelationGetRelationName(index), pos)));
+        out[i].fp = SimhashPageGetFps(page)[offset];
+        out[i].tid = *simhash_page_tid(page, static_cast<int>(offset));
+        UnlockReleaseBuffer(buffers[i]);
+    }
+}
+
 // The entries at table-0 positions `positions` (refs of table t that passed their key filter),
 // verified in full.
 void fetch_and_consider(Relation index, ProbeQuery *q, int t, const uint32 *positions, Size n) {
     for (Size first = 0; first < n; first += kFetchBatch) {
         const Size count = Min(n - first, kFetchBatch);
-        BlockNumber blknos[kFetchBatch];
-        Buffer buffers[kFetchBatch];
-        for (Size i = 0; i < count; ++i) {
-            blknos[i] = simhash_cached_table0_block(index, &q->cached_run, positions[first + i] / SIMHASH_ENTRIES_PER_PAGE);
-            simhash_prefetch_buffer_header(index, blknos[i]);
-        }
-        for (Size i = 0; i < count; ++i) {
-            const int offset = static_cast<int>(positions[first + i] % SIMHASH_ENTRIES_PER_PAGE);
-            buffers[i] = read_ahead(index, blknos[i], offset * sizeof(int64), 1);
-            __builtin_prefetch(simhash_page_tid(BufferGetPage(buffers[i]), offset));
-        }
-        for (Size i = 0; i < count; ++i) {
-            const uint32 pos = positions[first + i];
-            LockBuffer(buffers[i], BUFFER_LOCK_SHARE);
-            const Page page = BufferGetPage(buffers[i]);
-            simhash_check_page(index, page, blknos[i], SIMHASH_DATA);
-            const uint32 offset = pos % SIMHASH_ENTRIES_PER_PAGE;
-            if (offset >= SimhashPageGetOpaque(page)->nentries)
-                ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
-                                errmsg("index \"%s\" refers to a missing entry %u", RelationGetRelationName(index), pos)));
-            SimhashEntry entry;
-            entry.fp = SimhashPageGetFps(page)[offset];
-            entry.tid = *simhash_page_tid(page, static_cast<int>(offset));
-            UnlockReleaseBuffer(buffers[i]);
-            consider(index, q, t, entry);
-        }
+        SimhashEntry entries[kFetchBatch];
+        fetch_entries(index, q, positions + first, count, entries);
+        for (Size i = 0; i < count; ++i) consider(index, q, t, entries[i]);
     }
 }
 
@@ -431,6 +438,22 @@ Buffer pin_ahead(Relation index, const ProbeRange &range, int t) {
     return read_ahead(index, range.begin.blkno, range.begin.offset * entry, lines);
 }
 
+// The next page of a probed range, pinned (the pin pin_ahead took, given in *pinned and used up,
+// or read here), share-locked and checked; *n its entries up to the range's end, *last whether the
+// range ends on it.
+Page lock_range_page(Relation index, int t, BlockNumber blkno, const SimhashDirSlot &end, Buffer *pinned,
+                     Buffer *buffer, int *n, bool *last) {
+    *buffer = BufferIsValid(*pinned) ? *pinned : simhash_read_buffer_hinted(index, blkno);
+    *pinned = InvalidBuffer;
+    LockBuffer(*buffer, BUFFER_LOCK_SHARE);
+    Page page = BufferGetPage(*buffer);
+    simhash_check_page(index, page, blkno, t == 0 ? SIMHASH_DATA : SIMHASH_REF);
+    const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+    *last = blkno == end.blkno;
+    *n = *last ? Min(static_cast<int>(opaque->nentries), static_cast<int>(end.offset)) : opaque->nentries;
+    return page;
+}
+
 // The entries of table t whose block equals `value`: they lie in `range`, between the directory's
 // slot for the value's prefix and the next prefix's slot (an empty range costs no page), sorted by
 // the block's bits below the prefix, which table 0 has in its fingerprints and refs in their keys.
@@ -444,14 +467,11 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
     BlockNumber blkno = range.begin.blkno;
     int start = range.begin.offset;
     while (blkno != InvalidBlockNumber && !(blkno == end.blkno && start >= end.offset)) {
-        Buffer buffer = BufferIsValid(pinned) ? pinned : simhash_read_buffer_hinted(index, blkno);
-        pinned = InvalidBuffer;
-        LockBuffer(buffer, BUFFER_LOCK_SHARE);
-        Page page = BufferGetPage(buffer);
-        simhash_check_page(index, page, blkno, t == 0 ? SIMHASH_DATA : SIMHASH_REF);
+        Buffer buffer;
+        int n;
+        bool last;
+        Page page = lock_range_page(index, t, blkno, end, &pinned, &buffer, &n, &last);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        const bool last = blkno == end.blkno;
-        const int n = last ? Min(static_cast<int>(opaque->nentries), static_cast<int>(end.offset)) : opaque->nentries;
         bool done = last;
         uint32 hits[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
         Size nfetch = 0;  // refs whose entries to fetch from table 0: their positions, in hits
@@ -515,19 +535,113 @@ void set_probe_center(ProbeQuery *q, int64 center) {
     }
 }
 
-// A (table, block value) pair to probe, for the center `center` of a batch (0 for a query).
+// A (table, block value) pair to probe, for the center `center` of a batch (0 for a query), whose
+// fingerprint is `fp` (kept here: the batch's probes reach their centers in random order).
 struct Wanted {
     uint32 value;
     uint16 table;
     uint32 center;
+    int64 fp;
 };
+
+// For radius r <= 3 over four 16-bit blocks a pair within r bits has some block t equal and block
+// t + 1 (cyclically) within one bit: the other blocks share at most r bits, and a block t with
+// d_t = 0 and d_(t+1) >= 2 leaves at most one bit for the other two, so one of them is equal with
+// a successor within one bit. In a run of four tables whose directory is the whole block, a slot
+// of table t holds the entries of one block t value sorted by block t + 1 (the top 16 bits of a
+// ref's key, the second block of a table-0 fingerprint's key), so a batch's probe of the slot need
+// look only at the entries whose block t + 1 is within one bit of some center's: it marks those
+// values in a bitmap and tests each entry's block t + 1 against it, instead of comparing every
+// entry with every center (at 100M rows a slot holds 1,526 entries and about 15 centers probe it).
+bool narrow_probes(const ProbeQuery *q, const SimhashRunData *run) {
+    return q->r <= 3 && run->ntables == 4 && run->dirbits == 16 && q->g.len[0] == 16;
+}
+
+inline uint32 next_block_of_key(uint64 key, int t) { return static_cast<uint32>((key << (16 * ((t + 1) % 4))) >> 48); }
+
+inline void mark_next_blocks(uint64 *bitmap, uint32 block, bool set) {
+    for (int b = -1; b < 16; ++b) {
+        const uint32 v = b < 0 ? block : block ^ (uint32{1} << b);
+        if (set)
+            bitmap[v >> 6] |= uint64{1} << (v & 63);
+        else
+            bitmap[v >> 6] &= ~(uint64{1} << (v & 63));
+    }
+}
+
+inline bool next_block_wanted(const uint64 *bitmap, uint32 v) { return (bitmap[v >> 6] >> (v & 63)) & 1; }
+
+// Probes the slot of table t for `value` once for the centers members[first .. end) (see above).
+void probe_group_narrow(Relation index, ProbeQuery *q, int t, const ProbeRange &range, Buffer pinned,
+                        const Wanted *members, Size first, Size end) {
+    uint64 *bitmap = q->next_block_wanted;
+    for (Size j = first; j < end; ++j) mark_next_blocks(bitmap, next_block_of_key(simhash_key(members[j].fp, &q->g), t), true);
+    const SimhashDirSlot &last_slot = range.end;
+    BlockNumber blkno = range.begin.blkno;
+    int start = range.begin.offset;
+    uint32 positions[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
+    while (blkno != InvalidBlockNumber && !(blkno == last_slot.blkno && start >= last_slot.offset)) {
+        Buffer buffer;
+        int n;
+        bool last;
+        Page page = lock_range_page(index, t, blkno, last_slot, &pinned, &buffer, &n, &last);
+        const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+        Size nfetch = 0;
+        if (t == 0) {
+            const int64 *fps = SimhashPageGetFps(page);
+            // Every entry of the range has the slot's block 0 (the directory is the whole block).
+            for (int i = start; i < n; ++i) {
+                if (!next_block_wanted(bitmap, next_block_of_key(simhash_key(fps[i], &q->g), 0))) continue;
+                const ItemPointerData *tid = simhash_page_tid(page, i);
+                if (simhash_tid_is_dead(tid) || simhash_tid_is_null(tid)) continue;
+                for (Size j = first; j < end; ++j)
+                    if (simhash_distance(fps[i], members[j].fp) <= q->r) {
+                        ItemPointerData heap_tid = *tid;
+                        q->found++;
+                        q->batch_found(q->batch_context, members[j].center, &heap_tid);
+                    }
+            }
+        } else {
+            // A ref whose next block some center wants is fetched only if its 32 key bits (the next
+            // two blocks) are within the radius of that center's: most are not.
+            const SimhashRef *refs = SimhashPageGetRefs(page);
+            for (int i = start; i < n; ++i) {
+                if (!next_block_wanted(bitmap, refs[i].key >> 16)) continue;
+                for (Size j = first; j < end; ++j)
+                    if (simhash::popcount64(refs[i].key ^ simhash_ref_key(members[j].fp, &q->g, t)) <= q->r) {
+                        positions[nfetch++] = refs[i].pos;
+                        break;
+                    }
+            }
+        }
+        blkno = last ? InvalidBlockNumber : opaque->next;
+        start = 0;
+        UnlockReleaseBuffer(buffer);
+        // The refs' entries, each against the centers it may be near (fetched once, compared with all).
+        for (Size k = 0; k < nfetch; k += kFetchBatch) {
+            const Size count = Min(nfetch - k, kFetchBatch);
+            SimhashEntry entries[kFetchBatch];
+            fetch_entries(index, q, positions + k, count, entries);
+            for (Size e = 0; e < count; ++e) {
+                if (simhash_tid_is_dead(&entries[e].tid) || simhash_tid_is_null(&entries[e].tid)) continue;
+                for (Size j = first; j < end; ++j)
+                    if (simhash_distance(entries[e].fp, members[j].fp) <= q->r) {
+                        ItemPointerData heap_tid = entries[e].tid;
+                        q->found++;
+                        q->batch_found(q->batch_context, members[j].center, &heap_tid);
+                    }
+            }
+        }
+    }
+    if (BufferIsValid(pinned)) ReleaseBuffer(pinned);
+    for (Size j = first; j < end; ++j) mark_next_blocks(bitmap, next_block_of_key(simhash_key(members[j].fp, &q->g), t), false);
+}
 
 // A batch's probes of one (table, value): the centers that want it, members[first .. end) of the
 // batch's sorted probes.
 struct ProbeGroup {
     const Wanted *members;
     const Size *first;  // per distinct probe, and one past the last
-    const int64 *centers;
 };
 
 // Runs the probes `wanted` (of the run in q->cached_run) in order, kProbesAhead in flight. For a
@@ -570,10 +684,13 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
             continue;
         }
         const Size end = group->first[i + 1];
+        if (q->next_block_wanted != nullptr) {
+            probe_group_narrow(index, q, current.table, current.range, current.pinned, group->members, group->first[i], end);
+            continue;
+        }
         for (Size j = group->first[i]; j < end; ++j) {
-            const Size center = group->members[j].center;
-            q->center[0] = group->centers[center];
-            q->batch_center = center;
+            q->center[0] = group->members[j].fp;
+            q->batch_center = group->members[j].center;
             set_probe_center(q, q->center[0]);
             if (j + 1 < end && BufferIsValid(current.pinned)) IncrBufferRefCount(current.pinned);
             probe(index, q, current.table, current.value, current.range, current.pinned);
@@ -591,7 +708,7 @@ void probe_tables(Relation index, ProbeQuery *q) {
         if (q->rb[t] < 0) continue;
         const Size first = n;
         simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb[t], q->g.len[t]), [&](uint32 value) {
-            wanted[n++] = Wanted{value, static_cast<uint16>(t), 0};
+            wanted[n++] = Wanted{value, static_cast<uint16>(t), 0, 0};
         });
         std::sort(wanted + first, wanted + n, [](const Wanted &a, const Wanted &b) { return a.value < b.value; });
     }
@@ -818,6 +935,7 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
     }
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
+    uint64 *next_block_wanted = nullptr;
     for (uint32 r = 0; r < nruns; ++r) {
         const SimhashRunSlot *slot = &runs[r];
         SimhashCachedRun cached;
@@ -833,9 +951,13 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
         simhash_geometry(run->ntables, run->dirbits, &q->g);
         q->g.permuter = cached.permuter;
         q->cached_run = cached;
+        // Narrow probes look at every table's slot of the center's own block (see narrow_probes).
+        const bool narrow = narrow_probes(q, run);
+        if (narrow && next_block_wanted == nullptr) next_block_wanted = static_cast<uint64 *>(palloc0(8192));
+        q->next_block_wanted = narrow ? next_block_wanted : nullptr;
         double per_center = 0;
         for (int t = 0; t < run->ntables; ++t) {
-            q->rb[t] = simhash::block_probe_radius(q->r, run->ntables, t);
+            q->rb[t] = narrow ? 0 : simhash::block_probe_radius(q->r, run->ntables, t);
             per_center += simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
         }
         const Size group = Max(Size{1}, static_cast<Size>(kBatchProbes / Max(per_center, 1.0)));
@@ -851,7 +973,7 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
                 for (int t = 0; t < run->ntables; ++t) {
                     if (q->rb[t] < 0) continue;
                     simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb[t], q->g.len[t]), [&](uint32 value) {
-                        wanted[count++] = Wanted{value, static_cast<uint16>(t), static_cast<uint32>(i)};
+                        wanted[count++] = Wanted{value, static_cast<uint16>(t), static_cast<uint32>(i), centers[i]};
                     });
                 }
             }
@@ -865,7 +987,7 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
                 distinct[ndistinct++] = sorted[i];
             }
             first_member[ndistinct] = count;
-            const ProbeGroup probe_group{sorted, first_member, centers};
+            const ProbeGroup probe_group{sorted, first_member};
             run_probes(index, q, distinct, ndistinct, &probe_group);
         }
         pfree(wanted);
@@ -873,6 +995,7 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
         pfree(first_member);
     }
     pfree(runs);
+    if (next_block_wanted) pfree(next_block_wanted);
     simhash_meta_release(&meta_reader);
     pfree(q);
 }
