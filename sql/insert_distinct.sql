@@ -45,7 +45,8 @@ RETURNS TABLE (ord int, id bigint, fp bigint) LANGUAGE sql IMMUTABLE AS $$
 CREATE TABLE distinct_staging (data text, ord int, id bigint, fp bigint);
 INSERT INTO distinct_staging SELECT s.data, l.* FROM distinct_sets s, distinct_load(s.data, s.lib_rows, s.load_rows) l;
 
--- For each data set and memory limit: a library loaded by the trigger and one by the function.
+-- For each data set and memory limit: a library loaded by the trigger and one by the function,
+-- a seventh of its rows deleted.
 CREATE TABLE distinct_results (data text, memory_limit text, inserted bigint, skipped bigint, marked bigint,
                                trigger_rows bigint, bulk_rows bigint, only_trigger bigint, only_bulk bigint);
 CREATE PROCEDURE distinct_compare(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto')
@@ -59,6 +60,9 @@ BEGIN
     INSERT INTO lib_bulk SELECT * FROM lib_trigger;
     EXECUTE format('CREATE INDEX ON lib_trigger USING simhash (fp) WITH (tables = %s)', tables);
     EXECUTE format('CREATE INDEX ON lib_bulk USING simhash (fp) WITH (tables = %s)', tables);
+    -- Deleted rows stay in the index until VACUUM: near-duplicates of them only are kept.
+    DELETE FROM lib_trigger WHERE id % 7 = 0;
+    DELETE FROM lib_bulk WHERE id % 7 = 0;
     CREATE TRIGGER dedup BEFORE INSERT ON lib_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
     EXECUTE format('INSERT INTO lib_trigger SELECT id, fp FROM distinct_staging WHERE data = %L ORDER BY ord', data);
     SELECT * INTO r FROM simhash_insert_distinct('lib_bulk',
@@ -103,6 +107,18 @@ SELECT * FROM simhash_insert_distinct('pages', $$SELECT * FROM (VALUES (10::bigi
 -- An empty source inserts nothing.
 SELECT * FROM simhash_insert_distinct('pages', $$SELECT 1::bigint AS id, 1::bigint AS fp WHERE false$$, 3);
 SELECT id, fp FROM pages ORDER BY id;
+
+-- A row whose first candidate is a deleted row is searched again in full: 0 is 1 bit from the
+-- deleted 1 << 40 (in the pending list, searched first) and 2 bits from the stored
+-- (1 << 60) | (1 << 44) (in a run, which VACUUM wrote out), so it is a duplicate.
+CREATE TABLE pages_deleted (id bigint, fp bigint);
+CREATE INDEX ON pages_deleted USING simhash (fp) WITH (tables = 4);
+INSERT INTO pages_deleted VALUES (2, (1::bigint << 60) | (1::bigint << 44));
+VACUUM pages_deleted;
+INSERT INTO pages_deleted VALUES (1, 1::bigint << 40);
+DELETE FROM pages_deleted WHERE id = 1;
+SELECT * FROM simhash_insert_distinct('pages_deleted', $$SELECT 3::bigint AS id, 0::bigint AS fp$$, 2);
+DROP TABLE pages_deleted;
 
 -- 'mark': every row goes in; a near-duplicate gets the key of the row it duplicates: one not
 -- marked itself first, then the nearest, the stored one where as near as one of the load. B =

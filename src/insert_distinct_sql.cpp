@@ -371,6 +371,7 @@ struct Candidates {
     Candidate *items;
     Size n, capacity;
     MemoryContext context;
+    const uint32 *rows;  // the chunk's row of each searched center, or null: the center is the row
 };
 
 void collect_candidate(void *context, Size center, ItemPointer tid) {
@@ -382,7 +383,7 @@ void collect_candidate(void *context, Size center, ItemPointer tid) {
                                                      : MemoryContextAllocHuge(c->context, bytes));
     }
     c->items[c->n].tid = *tid;
-    c->items[c->n].row = static_cast<uint32>(center);
+    c->items[c->n].row = c->rows ? c->rows[center] : static_cast<uint32>(center);
     c->n++;
 }
 
@@ -503,10 +504,30 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
     else
         PushCopiedSnapshot(GetLatestSnapshot());
     UpdateActiveSnapshotCommandId();
-    Candidates candidates = {nullptr, 0, 0, load->chunk_context};
-    simhash_search_batch(load->index, fps, n, load->radius, collect_candidate, &candidates);
+    // For 'skip' one visible row within the radius decides a row: the search stops looking for a
+    // row once it has a candidate, and looks again, in full, for the rows whose candidates all
+    // turn out invisible (deleted rows, rows of aborted loads).
+    const bool one_each = load->action == Action::kSkip;
+    uint8 *have = one_each ? static_cast<uint8 *>(MemoryContextAllocZero(load->chunk_context, n)) : nullptr;
+    Candidates candidates = {nullptr, 0, 0, load->chunk_context, nullptr};
+    simhash_search_batch(load->index, fps, n, load->radius, collect_candidate, &candidates, have);
     if (candidates.n > 1) qsort(candidates.items, candidates.n, sizeof(Candidate), compare_candidates);
     match_candidates(load, &candidates, fps, GetActiveSnapshot(), nullptr, matches);
+    Candidates again = {nullptr, 0, 0, load->chunk_context, nullptr};
+    if (one_each) {
+        uint32 *rows_again = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * n));
+        int64 *fps_again = static_cast<int64 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(int64) * n));
+        Size nagain = 0;
+        for (uint64 r = 0; r < n; ++r)
+            if (have[r] && !matches[r].found) {
+                rows_again[nagain] = static_cast<uint32>(r);
+                fps_again[nagain++] = fps[r];
+            }
+        again.rows = rows_again;
+        simhash_search_batch(load->index, fps_again, nagain, load->radius, collect_candidate, &again, nullptr);
+        if (again.n > 1) qsort(again.items, again.n, sizeof(Candidate), compare_candidates);
+        match_candidates(load, &again, fps, GetActiveSnapshot(), nullptr, matches);
+    }
     if (load->xact_snapshot) {
         // What the transaction's snapshot does not see may have been committed since: a row that
         // the latest snapshot finds a near-duplicate for could not be checked in this transaction.
@@ -515,6 +536,7 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
         for (uint64 r = 0; r < n; ++r) seen[r] = matches[r].found;
         Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
         match_candidates(load, &candidates, fps, latest, seen, newer);
+        match_candidates(load, &again, fps, latest, seen, newer);
         UnregisterSnapshot(latest);
         for (uint64 r = 0; r < n; ++r)
             if (newer[r].found) serialization_failure(load);

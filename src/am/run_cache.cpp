@@ -169,14 +169,18 @@ struct BufferHint {
     BlockNumber blkno;
     Buffer buffer;
 };
-constexpr int kHintBits = 17;  // 1.5 MB: one slot per page of a 1 GB index
+// 1.5 MB: one slot per page of a 1 GB index; a bulk load's batch search, which reads every page of
+// its index, asks for up to kMaxHintBits (24 MB, a 16 GB index).
+constexpr int kHintBits = 17;
+constexpr int kMaxHintBits = 21;
 BufferHint *buffer_hints = nullptr;
+int hint_bits = kHintBits;
 
 BufferHint *hint_for(Relation index, BlockNumber blkno) {
     if (buffer_hints == nullptr)
         buffer_hints = static_cast<BufferHint *>(
-            MemoryContextAllocZero(TopMemoryContext, sizeof(BufferHint) << kHintBits));
-    const uint32 slot = (blkno ^ (index->rd_rel->relfilenode * 0x9E3779B1u)) & ((1u << kHintBits) - 1);
+            MemoryContextAllocZero(TopMemoryContext, sizeof(BufferHint) << hint_bits));
+    const uint32 slot = (blkno ^ (index->rd_rel->relfilenode * 0x9E3779B1u)) & ((1u << hint_bits) - 1);
     return &buffer_hints[slot];
 }
 
@@ -196,6 +200,17 @@ Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno) {
     hint->blkno = blkno;
     hint->buffer = buffer;
     return buffer;
+}
+
+void simhash_reserve_buffer_hints(uint64 pages) {
+    int bits = hint_bits;
+    while (bits < kMaxHintBits && (uint64{1} << bits) < pages) ++bits;
+    if (bits == hint_bits) return;
+    // The old hints are dropped (they are only hints): the next reads look their pages up once.
+    BufferHint *larger = static_cast<BufferHint *>(MemoryContextAllocZero(TopMemoryContext, sizeof(BufferHint) << bits));
+    if (buffer_hints) pfree(buffer_hints);
+    buffer_hints = larger;
+    hint_bits = bits;
 }
 
 void simhash_prefetch_buffer_header(Relation index, BlockNumber blkno) {

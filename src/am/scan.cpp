@@ -103,6 +103,15 @@ struct ScanOpaque {
     IndexTuple empty_itup;  // see provide_index_tuple
 };
 
+// A (table, block value) pair to probe, for the center `center` of a batch (0 for a query), whose
+// fingerprint is `fp` (kept here: the batch's probes reach their centers in random order).
+struct Wanted {
+    uint32 value;
+    uint16 table;
+    uint32 center;
+    int64 fp;
+};
+
 struct ProbeQuery {
     int nkeys;
     int64 center[INDEX_MAX_KEYS + 1];  // the scan keys' balls, and an ordered scan's ring
@@ -128,6 +137,10 @@ struct ProbeQuery {
     Size batch_center;
     // A batch's narrow probes (see probe_group_narrow): one bit per value of the next block.
     uint64 *next_block_wanted;
+    // A batch that needs one entry a center (simhash_search_batch's `found`): the centers that
+    // have one, searched no further; and room for a probe group's other centers.
+    uint8 *batch_have;
+    Wanted *batch_live;
 };
 
 // Room for one more element in a scan's growing array.
@@ -246,6 +259,7 @@ void emit(ProbeQuery *q, ItemPointer tid, int64 fp) {
     if (q->batch_found) {
         if (simhash_tid_is_null(tid)) return;
         q->found++;
+        if (q->batch_have) q->batch_have[q->batch_center] = 1;
         q->batch_found(q->batch_context, q->batch_center, tid);
         return;
     }
@@ -427,14 +441,20 @@ ProbeRange probe_range(Relation index, const ProbeQuery *q, int t, uint32 value)
 
 // The first page of the probe that comes next, read ahead while the current probe runs;
 // InvalidBuffer for an empty range.
-Buffer pin_ahead(Relation index, const ProbeRange &range, int t) {
+// Lines of a range's first page asked for ahead: a probe's, and a batch's narrow probe's, which
+// reads the whole range.
+constexpr int kProbeLinesAhead = 32;
+constexpr int kNarrowLinesAhead = BLCKSZ / 64;
+
+Buffer pin_ahead(Relation index, const ProbeRange &range, int t, int max_lines) {
     if (range.empty()) return InvalidBuffer;
-    // Every line of the range on its first page (a probe of a large run reads about a hundred
-    // entries, 1-2 kB, at a random place: the hardware prefetcher would find the stream too late).
+    // Every line of the range on its first page, up to max_lines (a probe of a large run reads
+    // about a hundred entries, 1-2 kB, at a random place: the hardware prefetcher would find the
+    // stream too late).
     const Size entry = t == 0 ? sizeof(int64) : sizeof(SimhashRef);
     const int per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
     const int last = range.end.blkno == range.begin.blkno ? range.end.offset : per_page;
-    const int lines = Min(static_cast<int>((Max(last - range.begin.offset, 1) * entry + 63) / 64), 32);
+    const int lines = Min(static_cast<int>((Max(last - range.begin.offset, 1) * entry + 63) / 64), max_lines);
     return read_ahead(index, range.begin.blkno, range.begin.offset * entry, lines);
 }
 
@@ -535,14 +555,6 @@ void set_probe_center(ProbeQuery *q, int64 center) {
     }
 }
 
-// A (table, block value) pair to probe, for the center `center` of a batch (0 for a query), whose
-// fingerprint is `fp` (kept here: the batch's probes reach their centers in random order).
-struct Wanted {
-    uint32 value;
-    uint16 table;
-    uint32 center;
-    int64 fp;
-};
 
 // For radius r <= 3 over four 16-bit blocks a pair within r bits has some block t equal and block
 // t + 1 (cyclically) within one bit: the other blocks share at most r bits, and a block t with
@@ -573,7 +585,21 @@ inline bool next_block_wanted(const uint64 *bitmap, uint32 v) { return (bitmap[v
 
 // Probes the slot of table t for `value` once for the centers members[first .. end) (see above).
 void probe_group_narrow(Relation index, ProbeQuery *q, int t, const ProbeRange &range, Buffer pinned,
-                        const Wanted *members, Size first, Size end) {
+                        const Wanted *group, Size group_first, Size group_end) {
+    // The centers still searched (all of them, unless the batch needs one entry a center).
+    const Wanted *members = group;
+    Size first = group_first, end = group_end;
+    if (q->batch_have) {
+        end = 0;
+        for (Size j = group_first; j < group_end; ++j)
+            if (!q->batch_have[group[j].center]) q->batch_live[end++] = group[j];
+        members = q->batch_live;
+        first = 0;
+        if (end == 0) {
+            if (BufferIsValid(pinned)) ReleaseBuffer(pinned);
+            return;
+        }
+    }
     uint64 *bitmap = q->next_block_wanted;
     for (Size j = first; j < end; ++j) mark_next_blocks(bitmap, next_block_of_key(simhash_key(members[j].fp, &q->g), t), true);
     const SimhashDirSlot &last_slot = range.end;
@@ -586,6 +612,8 @@ void probe_group_narrow(Relation index, ProbeQuery *q, int t, const ProbeRange &
         bool last;
         Page page = lock_range_page(index, t, blkno, last_slot, &pinned, &buffer, &n, &last);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+        // The range's next page is read in full: asked for while this one is compared.
+        if (!last && opaque->next != InvalidBlockNumber) pinned = read_ahead(index, opaque->next, 0, kNarrowLinesAhead);
         Size nfetch = 0;
         if (t == 0) {
             const int64 *fps = SimhashPageGetFps(page);
@@ -598,6 +626,7 @@ void probe_group_narrow(Relation index, ProbeQuery *q, int t, const ProbeRange &
                     if (simhash_distance(fps[i], members[j].fp) <= q->r) {
                         ItemPointerData heap_tid = *tid;
                         q->found++;
+                        if (q->batch_have) q->batch_have[members[j].center] = 1;
                         q->batch_found(q->batch_context, members[j].center, &heap_tid);
                     }
             }
@@ -628,6 +657,7 @@ void probe_group_narrow(Relation index, ProbeQuery *q, int t, const ProbeRange &
                     if (simhash_distance(entries[e].fp, members[j].fp) <= q->r) {
                         ItemPointerData heap_tid = entries[e].tid;
                         q->found++;
+                        if (q->batch_have) q->batch_have[members[j].center] = 1;
                         q->batch_found(q->batch_context, members[j].center, &heap_tid);
                     }
             }
@@ -657,7 +687,7 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
     };
     auto pin = [&](Size i) {
         PendingProbe &p = ahead[i % kProbesAhead];
-        p.pinned = pin_ahead(index, p.range, p.table);
+        p.pinned = pin_ahead(index, p.range, p.table, q->next_block_wanted ? kNarrowLinesAhead : kProbeLinesAhead);
     };
     // The first probes in three rounds (directory slots, buffer headers, pins), so that the cache
     // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
@@ -688,11 +718,18 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
             probe_group_narrow(index, q, current.table, current.range, current.pinned, group->members, group->first[i], end);
             continue;
         }
+        // Each probe releases the pin it is given: one pin for each center probed, taken before the
+        // probe that would release the last one.
+        auto live = [&](Size j) { return !(q->batch_have && q->batch_have[group->members[j].center]); };
+        Size remaining = 0;
+        for (Size j = group->first[i]; j < end; ++j) remaining += live(j) ? 1 : 0;
+        if (remaining == 0 && BufferIsValid(current.pinned)) ReleaseBuffer(current.pinned);
         for (Size j = group->first[i]; j < end; ++j) {
+            if (!live(j)) continue;
             q->center[0] = group->members[j].fp;
             q->batch_center = group->members[j].center;
             set_probe_center(q, q->center[0]);
-            if (j + 1 < end && BufferIsValid(current.pinned)) IncrBufferRefCount(current.pinned);
+            if (--remaining > 0 && BufferIsValid(current.pinned)) IncrBufferRefCount(current.pinned);
             probe(index, q, current.table, current.value, current.range, current.pinned);
         }
     }
@@ -895,7 +932,7 @@ const Wanted *sort_wanted(Wanted *wanted, Wanted *scratch, Size n) {
 }  // namespace
 
 void simhash_search_batch(Relation index, const int64 *centers, Size n, int radius, SimhashBatchFound found,
-                          void *context) {
+                          void *context, uint8 *have) {
     if (n == 0 || radius < 0) return;
     ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
     q->nkeys = 1;
@@ -903,6 +940,8 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
     q->primary = 0;
     q->batch_found = found;
     q->batch_context = context;
+    q->batch_have = have;
+    if (have) q->batch_live = static_cast<Wanted *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(Wanted)));
     SimhashMetaReader meta_reader;
     const SimhashMetaData *meta = simhash_meta_lock(index, &meta_reader);
     const BlockNumber list_heads[2] = {meta->pending_head, meta->merge_head};
@@ -912,6 +951,7 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
     const uint32 nruns = meta->nruns;
     SimhashRunSlot *runs = static_cast<SimhashRunSlot *>(palloc(Max(nruns, 1) * sizeof(SimhashRunSlot)));
     memcpy(runs, meta->runs, nruns * sizeof(SimhashRunSlot));
+    simhash_reserve_buffer_hints(simhash_run_pages(meta));
     simhash_meta_copied(&meta_reader);
     simhash_copy_cache_scan_begins();
 
@@ -920,6 +960,7 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
     auto each_center = [&](const SimhashCachedChain *copy, BlockNumber head, uint16 flags, uint64 entries) {
         for (Size i = 0; i < n; ++i) {
             if ((i & 1023) == 0) CHECK_FOR_INTERRUPTS();
+            if (have && have[i]) continue;
             q->center[0] = centers[i];
             q->batch_center = i;
             if (copy != nullptr)
@@ -969,6 +1010,7 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
             const Size to = Min(n, from + group);
             Size count = 0;
             for (Size i = from; i < to; ++i) {
+                if (have && have[i]) continue;
                 set_probe_center(q, centers[i]);
                 for (int t = 0; t < run->ntables; ++t) {
                     if (q->rb[t] < 0) continue;
@@ -996,6 +1038,7 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
     }
     pfree(runs);
     if (next_block_wanted) pfree(next_block_wanted);
+    if (q->batch_live) pfree(q->batch_live);
     simhash_meta_release(&meta_reader);
     pfree(q);
 }

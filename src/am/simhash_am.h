@@ -470,6 +470,9 @@ const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 inde
 Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno);
 // Asks for the header of the buffer the hint names for page `blkno` (the line pinning it touches).
 void simhash_prefetch_buffer_header(Relation index, BlockNumber blkno);
+// Makes room for the hints of an index of `pages` pages (up to a bound), for a search that will
+// read most of them (a bulk load's batch search).
+void simhash_reserve_buffer_hints(uint64 pages);
 // Marks the start of a scan: copies it uses are not dropped to make room for its others.
 void simhash_copy_cache_scan_begins();
 
@@ -522,10 +525,13 @@ int simhash_next_ring_radius(int done, int ntables);
 // structure once for the batch: the probes of a large run in (table, block value) order across all
 // centers, so that consecutive probes read neighbouring pages; lists and small runs through their
 // backend copies. Not a scan: no snapshot applies, the caller checks the heap rows' visibility (an
-// active snapshot must hold back the recycling of the runs, as a scan's does).
+// active snapshot must hold back the recycling of the runs, as a scan's does). With `have` (n
+// flags, or null), a center whose flag is set is searched no further and a center's flag is set
+// when an entry is reported for it: for a caller that needs one entry a center, and searches again
+// (without `have`) the centers whose entries all turn out invisible.
 typedef void (*SimhashBatchFound)(void *context, Size center, ItemPointer heap_tid);
 void simhash_search_batch(Relation index, const int64 *centers, Size n, int radius, SimhashBatchFound found,
-                          void *context);
+                          void *context, uint8 *have);
 
 
 // AM callbacks

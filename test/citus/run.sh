@@ -88,6 +88,13 @@ after=$(prepared)
 echo "    transactions prepared on workers: $((after - before)) (expected: some; none would mean no two-phase commit was tested)"
 [ $((after - before)) -ge 2 ] || { echo "the batched loads did not commit in two phases" >&2; exit 1; }
 
+echo "==> Citus: simhash_insert_distinct refuses a distributed table on the coordinator, saying why"
+refusal=$(psql_on "${PORTS[0]}" -d simhash_citus -At \
+    -c "SELECT * FROM simhash_insert_distinct('loads', 'SELECT 1::bigint AS fp', 3)" 2>&1 || true)
+echo "    $refusal" | grep ERROR | head -1
+expected='ERROR:  simhash_insert_distinct: "loads" is a Citus table'
+[ "$(echo "$refusal" | grep ERROR | head -1)" = "$expected" ] || { echo "expected: $expected" >&2; exit 1; }
+
 echo "==> Citus: a worker refuses the neighbourhood locks of a distributed table, not of its own tables"
 # With a hostile search_path whose <> and = say "no" (an unqualified query would let the lock through).
 psql_on "${PORTS[1]}" -d simhash_citus -c "SET citus.enable_ddl_propagation = off" -c "CREATE SCHEMA hostile" \
