@@ -539,6 +539,10 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
 // table, each a chain of dependent cache misses (directory, buffer mapping, buffer header, page);
 // started together instead of one after another, their latencies overlap.
 constexpr int kProbesAhead = 4;
+// A batch's narrow probes each read a whole slot (1-2 pages) and are started further ahead: their
+// reading from memory, not their comparisons, is what they wait for.
+constexpr int kNarrowProbesAhead = 8;
+constexpr int kMaxProbesAhead = Max(kProbesAhead, kNarrowProbesAhead);
 
 struct PendingProbe {
     int table;
@@ -674,25 +678,26 @@ struct ProbeGroup {
     const Size *first;  // per distinct probe, and one past the last
 };
 
-// Runs the probes `wanted` (of the run in q->cached_run) in order, kProbesAhead in flight. For a
+// Runs the probes `wanted` (of the run in q->cached_run) in order, several in flight. For a
 // batch (`group`), wanted holds each (table, value) once, and it is probed for each of its
 // centers in turn, q's center switched to each before: located and pinned once.
 void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, const ProbeGroup *group) {
-    PendingProbe ahead[kProbesAhead];
+    const Size in_flight = q->next_block_wanted ? kNarrowProbesAhead : kProbesAhead;
+    PendingProbe ahead[kMaxProbesAhead];
     auto locate = [&](Size i) {
-        PendingProbe &p = ahead[i % kProbesAhead];
+        PendingProbe &p = ahead[i % in_flight];
         p.table = wanted[i].table;
         p.value = wanted[i].value;
         p.range = probe_range(index, q, p.table, p.value);
     };
     auto pin = [&](Size i) {
-        PendingProbe &p = ahead[i % kProbesAhead];
+        PendingProbe &p = ahead[i % in_flight];
         p.pinned = pin_ahead(index, p.range, p.table, q->next_block_wanted ? kNarrowLinesAhead : kProbeLinesAhead);
     };
     // The first probes in three rounds (directory slots, buffer headers, pins), so that the cache
     // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
     // buffer header's spinlock, an atomic instruction that waits for every load before it.
-    const Size first = Min(n, static_cast<Size>(kProbesAhead));
+    const Size first = Min(n, in_flight);
     for (Size i = 0; i < first; ++i) {  // the slots' lines (backend memory; locate() copies a page not copied yet)
         const SimhashDirSlot *slot = simhash_copied_dir_slot(&q->cached_run, wanted[i].table,
                                                              simhash_prefix(wanted[i].value, &q->g, wanted[i].table));
@@ -704,10 +709,10 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
     for (Size i = 0; i < first; ++i) pin(i);
     for (Size i = 0; i < n; ++i) {
         if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
-        const PendingProbe current = ahead[i % kProbesAhead];
-        if (i + kProbesAhead < n) {
-            locate(i + kProbesAhead);
-            pin(i + kProbesAhead);
+        const PendingProbe current = ahead[i % in_flight];
+        if (i + in_flight < n) {
+            locate(i + in_flight);
+            pin(i + in_flight);
         }
         if (group == nullptr) {
             probe(index, q, current.table, current.value, current.range, current.pinned);
