@@ -3,7 +3,8 @@
 # the pages a crashed merge leaves behind (a new run written before the swap, step 3, or a retired
 # set half freed when it was recycled, step 5) are accounted for by nothing until the next VACUUM,
 # which reclaims them; a crash at the other steps leaves nothing behind. A stale free space map
-# and all-zero pages at the end of the file are reclaimed too.
+# and all-zero pages at the end of the file are reclaimed too. The same for the rewrite of a run
+# whose directory is wider than 16 bits.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -118,6 +119,39 @@ SKIP: {
 		'no page is unaccounted for');
 	$node->safe_psql('postgres', 'INSERT INTO fsm_docs SELECT g, hashint8extended(g, 2) FROM generate_series(400001, 410000) g; VACUUM fsm_docs;');
 	is($node->safe_psql('postgres', "SELECT simhash_index_check('fsm_docs_fp')"), '', 'that index verifies after more inserts and a merge');
+}
+
+# Runs with directories wider than 16 bits (3 tables: log2(entries / 4) bits, 19 at 1.2M entries):
+# VACUUM rewrites such a run once a fifth of it is dead, writing a new wide run; a crash at every
+# step of that rewrite leaves an index that verifies and answers like a sequential scan, and the
+# next VACUUM completes the rewrite.
+$node->safe_psql('postgres', q{
+CREATE TABLE wide (id int, fp bigint);
+INSERT INTO wide SELECT g, hashint8extended(g, 3) FROM generate_series(1, 1200000) g;
+CREATE INDEX wide_fp ON wide USING simhash (fp) WITH (tables = 3);
+});
+my $wide_cmp = q{
+SELECT string_agg(n::text, ',' ORDER BY q, k) FROM (
+    SELECT q, k, (SELECT count(*) FROM wide WHERE hamming(fp, hashint8extended(q, 3) # 5) <= k) AS n
+    FROM generate_series(1, 200000, 9973) q, generate_series(0, 8, 2) k) x;
+};
+my $wide_dirbits = q{SELECT max(dirbits) FROM simhash_index_runs('wide_fp')};
+is($node->safe_psql('postgres', $wide_dirbits), '19', 'the built run has a 19-bit directory');
+for my $step (1 .. 5) {
+	$node->safe_psql('postgres', "DELETE FROM wide WHERE hashint4(id + $step) % 4 = 0");
+	my ($ret, $out, $err) = $node->psql('postgres', "SET simhash.debug_merge_crash_step = $step; VACUUM wide;");
+	like($err, qr/server closed the connection|terminating connection|crashing after merge step/,
+		"wide run, step $step: the rewriting backend crashed");
+	$node->poll_query_until('postgres', 'SELECT true') or die "server did not come back after step $step";
+	is($node->safe_psql('postgres', "SELECT simhash_index_check('wide_fp')"), '', "wide run, step $step: index verifies after recovery");
+	my $index = $node->safe_psql('postgres', "SET enable_seqscan = off; $wide_cmp");
+	my $seq = $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $wide_cmp");
+	is($index, $seq, "wide run, step $step: index answers equal a seq scan after recovery");
+	$node->safe_psql('postgres', 'VACUUM wide');
+	is($node->safe_psql('postgres', "SELECT simhash_index_check('wide_fp')"), '', "wide run, step $step: index verifies after VACUUM");
+	$index = $node->safe_psql('postgres', "SET enable_seqscan = off; $wide_cmp");
+	is($index, $seq, "wide run, step $step: index answers equal a seq scan after VACUUM");
+	cmp_ok($node->safe_psql('postgres', $wide_dirbits), '>', 16, "wide run, step $step: the rewritten run's directory is wider than 16 bits");
 }
 
 is($node->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'index verifies at the end');
