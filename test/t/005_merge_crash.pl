@@ -29,6 +29,24 @@ SELECT string_agg(n::text, ',' ORDER BY q, k) FROM (
 };
 my $orphans = q{SELECT unaccounted_pages FROM simhash_index_info('docs_fp')};
 
+# VACUUM `table` with the merge crashing after `step`; waits for the server to come back.
+sub vacuum_crashing {
+	my ($table, $step, $label) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', "SET simhash.debug_merge_crash_step = $step; VACUUM $table;");
+	like($err, qr/server closed the connection|terminating connection|crashing after merge step/,
+		"$label: the merging backend crashed");
+	$node->poll_query_until('postgres', 'SELECT true') or die "server did not come back: $label";
+}
+
+# The index verifies and answers `cmp` as a sequential scan does; returns the sequential answer.
+sub index_sound {
+	my ($index_name, $cmp, $label) = @_;
+	is($node->safe_psql('postgres', "SELECT simhash_index_check('$index_name')"), '', "$label: index verifies");
+	my $index = $node->safe_psql('postgres', "SET enable_seqscan = off; $cmp");
+	my $seq = $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $cmp");
+	is($index, $seq, "$label: index answers equal a seq scan");
+}
+
 for my $step (1 .. 5) {
 	# Something to merge: pending entries (inserts) and dead entries (deletes); the transaction IDs
 	# they take let the sets retired by the previous VACUUM be recycled in this one.
@@ -37,24 +55,14 @@ INSERT INTO docs SELECT 100000 * $step + g, hashtextextended('doc' || g, $step) 
     FROM generate_series(1, 2000) g;
 DELETE FROM docs WHERE id % 50 = $step;
 });
-	my ($ret, $out, $err) = $node->psql('postgres', "SET simhash.debug_merge_crash_step = $step; VACUUM docs;");
-	like($err, qr/server closed the connection|terminating connection|crashing after merge step/,
-		"step $step: the merging backend crashed");
-	$node->poll_query_until('postgres', 'SELECT true') or die "server did not come back after step $step";
-
-	is($node->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', "step $step: index verifies after recovery");
-	my $index = $node->safe_psql('postgres', "SET enable_seqscan = off; $cmp");
-	my $seq = $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $cmp");
-	is($index, $seq, "step $step: index answers equal a seq scan after recovery");
+	vacuum_crashing('docs', $step, "step $step");
+	index_sound('docs_fp', $cmp, "step $step, after recovery");
 	my $left = $node->safe_psql('postgres', $orphans);
 	ok(($step == 3 || $step == 5) ? $left > 0 : $left == 0, "step $step: $left unaccounted pages after the crash");
 
 	$node->safe_psql('postgres', 'VACUUM docs');
 	is($node->safe_psql('postgres', $orphans), '0', "step $step: VACUUM reclaimed the unaccounted pages");
-	is($node->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', "step $step: index verifies after VACUUM");
-	$index = $node->safe_psql('postgres', "SET enable_seqscan = off; $cmp");
-	$seq = $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $cmp");
-	is($index, $seq, "step $step: index answers equal a seq scan after VACUUM");
+	index_sound('docs_fp', $cmp, "step $step, after VACUUM");
 }
 
 # Freed pages are reused: once what is retired has been recycled, the next merge takes its pages
@@ -139,18 +147,10 @@ my $wide_dirbits = q{SELECT max(dirbits) FROM simhash_index_runs('wide_fp')};
 is($node->safe_psql('postgres', $wide_dirbits), '19', 'the built run has a 19-bit directory');
 for my $step (1 .. 5) {
 	$node->safe_psql('postgres', "DELETE FROM wide WHERE hashint4(id + $step) % 4 = 0");
-	my ($ret, $out, $err) = $node->psql('postgres', "SET simhash.debug_merge_crash_step = $step; VACUUM wide;");
-	like($err, qr/server closed the connection|terminating connection|crashing after merge step/,
-		"wide run, step $step: the rewriting backend crashed");
-	$node->poll_query_until('postgres', 'SELECT true') or die "server did not come back after step $step";
-	is($node->safe_psql('postgres', "SELECT simhash_index_check('wide_fp')"), '', "wide run, step $step: index verifies after recovery");
-	my $index = $node->safe_psql('postgres', "SET enable_seqscan = off; $wide_cmp");
-	my $seq = $node->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $wide_cmp");
-	is($index, $seq, "wide run, step $step: index answers equal a seq scan after recovery");
+	vacuum_crashing('wide', $step, "wide run, step $step");
+	index_sound('wide_fp', $wide_cmp, "wide run, step $step, after recovery");
 	$node->safe_psql('postgres', 'VACUUM wide');
-	is($node->safe_psql('postgres', "SELECT simhash_index_check('wide_fp')"), '', "wide run, step $step: index verifies after VACUUM");
-	$index = $node->safe_psql('postgres', "SET enable_seqscan = off; $wide_cmp");
-	is($index, $seq, "wide run, step $step: index answers equal a seq scan after VACUUM");
+	index_sound('wide_fp', $wide_cmp, "wide run, step $step, after VACUUM");
 	cmp_ok($node->safe_psql('postgres', $wide_dirbits), '>', 16, "wide run, step $step: the rewritten run's directory is wider than 16 bits");
 }
 
