@@ -80,7 +80,7 @@ struct ChunkMatch {
     const bool *marked;          // by row
     uint64 center;
     bool found;
-    uint32 best;      // 'mark': the nearest one not marked itself if any, else the nearest
+    uint32 best;      // 'mark': the first in original_order, ties to the earliest
     int best_distance;
     bool best_marked;
     bool want_best;
@@ -332,22 +332,31 @@ SPIPlanPtr prepare_insert(const DistinctLoad *load, const AttrNumber *columns, O
     return plan;
 }
 
-void visit_chunk_row(uint32_t i, void *context) {
-    ChunkMatch *m = static_cast<ChunkMatch *>(context);
+// The order of the rows a 'mark' row may point at: one not marked itself first, then the nearest.
+// Negative when (marked, distance) comes before (other_marked, other_distance), 0 when as good.
+int original_order(bool marked, int distance, bool other_marked, int other_distance) {
+    if (marked != other_marked) return marked ? 1 : -1;
+    return distance - other_distance;
+}
+
+// Row `row` of the chunk, kept before the one being decided, is within the radius: found, and for
+// 'mark' the best so far if it ranks before it (ties to the earlier row).
+void chunk_row_found(ChunkMatch *m, uint32 row, uint64 fingerprint, bool marked) {
     m->found = true;
     if (!m->want_best) return;
-    const int distance = simhash::hamming_distance(m->fingerprints[i], m->center);
-    i = m->kept_rows[i];
-    const bool marked = m->marked[i];
-    // Rows not marked themselves first, then the nearest, then the earliest.
-    const bool better = m->best == UINT32_MAX || (m->best_marked && !marked) ||
-                        (m->best_marked == marked && (distance < m->best_distance ||
-                                                      (distance == m->best_distance && i < m->best)));
-    if (better) {
-        m->best = i;
+    const int distance = simhash::hamming_distance(fingerprint, m->center);
+    const int order = m->best == UINT32_MAX ? -1 : original_order(marked, distance, m->best_marked, m->best_distance);
+    if (order < 0 || (order == 0 && row < m->best)) {
+        m->best = row;
         m->best_distance = distance;
         m->best_marked = marked;
     }
+}
+
+void visit_chunk_row(uint32_t i, void *context) {
+    ChunkMatch *m = static_cast<ChunkMatch *>(context);
+    const uint32 row = m->kept_rows[i];
+    chunk_row_found(m, row, m->fingerprints[i], m->marked[row]);
 }
 
 // The nearest row of the table within the radius as 'mark' wants it (not marked itself first, then
@@ -418,11 +427,8 @@ void match_candidates(DistinctLoad *load, const Candidates *c, const int64 *fps,
             (void)slot_getattr(slot, load->mark_attnum, &isnull);
             marked = !isnull;
         }
-        const bool better = !out->found || (out->marked && !marked) ||
-                            (out->marked == marked && (distance < out->distance ||
-                                                       (distance == out->distance &&
-                                                        ItemPointerCompare(&slot->tts_tid, &out->tid) < 0)));
-        if (!better) continue;
+        const int order = out->found ? original_order(marked, distance, out->marked, out->distance) : -1;
+        if (order > 0 || (order == 0 && ItemPointerCompare(&slot->tts_tid, &out->tid) >= 0)) continue;
         out->found = true;
         out->marked = marked;
         out->distance = distance;
@@ -596,17 +602,8 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
         for (uint32 e = earlier_first[r]; e < earlier_first[r + 1]; ++e) {
             const uint32 i = earlier[e];
             if (!kept[i]) continue;
-            m->found = true;
+            chunk_row_found(m, i, fingerprints[i], marked[i]);
             if (!m->want_best) return;
-            const int distance = simhash::hamming_distance(fingerprints[i], m->center);
-            const bool better = m->best == UINT32_MAX || (m->best_marked && !marked[i]) ||
-                                (m->best_marked == marked[i] &&
-                                 (distance < m->best_distance || (distance == m->best_distance && i < m->best)));
-            if (better) {
-                m->best = i;
-                m->best_distance = distance;
-                m->best_marked = marked[i];
-            }
         }
     };
 
@@ -637,9 +634,9 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
             search_chunk(r, &in_chunk);
             heap_deform_tuple(tuple, source, values, nulls);
             // Prefer the table's row where it is as good (not marked, as near): it was there first.
-            const bool from_table = in_table.found && (!in_chunk.found || (in_chunk.best_marked && !in_table.marked) ||
-                                                       (in_chunk.best_marked == in_table.marked &&
-                                                        in_table.distance <= in_chunk.best_distance));
+            const bool from_table =
+                in_table.found && (!in_chunk.found || original_order(in_table.marked, in_table.distance,
+                                                                     in_chunk.best_marked, in_chunk.best_distance) <= 0);
             const int mark = load->mark_field - 1;
             if (from_table) {
                 values[mark] = in_table.key;

@@ -254,13 +254,20 @@ void emit_unordered(ProbeQuery *q, ItemPointer tid) {
     so->tids[so->ntids++] = *tid;
 }
 
-// An entry that satisfies every key: to the bitmap, the TID list or the ring being collected.
+// An entry of a batch search within the radius of center `center`: to the caller, and the
+// center marked as having one where the caller needs only one.
+void emit_batch(ProbeQuery *q, Size center, ItemPointer tid) {
+    if (simhash_tid_is_null(tid)) return;
+    q->found++;
+    if (q->batch_have) q->batch_have[center] = 1;
+    q->batch_found(q->batch_context, center, tid);
+}
+
+// An entry that satisfies every key: to the bitmap, the TID list, the ring being collected, or a
+// batch search's caller.
 void emit(ProbeQuery *q, ItemPointer tid, int64 fp) {
     if (q->batch_found) {
-        if (simhash_tid_is_null(tid)) return;
-        q->found++;
-        if (q->batch_have) q->batch_have[q->batch_center] = 1;
-        q->batch_found(q->batch_context, q->batch_center, tid);
+        emit_batch(q, q->batch_center, tid);
         return;
     }
     const bool ordered = q->so && q->so->ordered;
@@ -624,15 +631,10 @@ void probe_group_narrow(Relation index, ProbeQuery *q, int t, const ProbeRange &
             // Every entry of the range has the slot's block 0 (the directory is the whole block).
             for (int i = start; i < n; ++i) {
                 if (!next_block_wanted(bitmap, next_block_of_key(simhash_key(fps[i], &q->g), 0))) continue;
-                const ItemPointerData *tid = simhash_page_tid(page, i);
-                if (simhash_tid_is_dead(tid) || simhash_tid_is_null(tid)) continue;
+                ItemPointerData tid = *simhash_page_tid(page, i);
+                if (simhash_tid_is_dead(&tid)) continue;
                 for (Size j = first; j < end; ++j)
-                    if (simhash_distance(fps[i], members[j].fp) <= q->r) {
-                        ItemPointerData heap_tid = *tid;
-                        q->found++;
-                        if (q->batch_have) q->batch_have[members[j].center] = 1;
-                        q->batch_found(q->batch_context, members[j].center, &heap_tid);
-                    }
+                    if (simhash_distance(fps[i], members[j].fp) <= q->r) emit_batch(q, members[j].center, &tid);
             }
         } else {
             // A ref whose next block some center wants is fetched only if its 32 key bits (the next
@@ -656,14 +658,9 @@ void probe_group_narrow(Relation index, ProbeQuery *q, int t, const ProbeRange &
             SimhashEntry entries[kFetchBatch];
             fetch_entries(index, q, positions + k, count, entries);
             for (Size e = 0; e < count; ++e) {
-                if (simhash_tid_is_dead(&entries[e].tid) || simhash_tid_is_null(&entries[e].tid)) continue;
+                if (simhash_tid_is_dead(&entries[e].tid)) continue;
                 for (Size j = first; j < end; ++j)
-                    if (simhash_distance(entries[e].fp, members[j].fp) <= q->r) {
-                        ItemPointerData heap_tid = entries[e].tid;
-                        q->found++;
-                        if (q->batch_have) q->batch_have[members[j].center] = 1;
-                        q->batch_found(q->batch_context, members[j].center, &heap_tid);
-                    }
+                    if (simhash_distance(entries[e].fp, members[j].fp) <= q->r) emit_batch(q, members[j].center, &entries[e].tid);
             }
         }
     }
