@@ -18,10 +18,12 @@ END $$;
 --   skewed:    the 12 low bits constant (many rows share block values)
 --   clustered: the load's rows chained 1-2 bits apart, so that which ones survive depends on the
 --              order (a row near a skipped row is kept, one near a kept row is not)
+--   uniform wide, skewed wide: 60,000 rows into 300,000 (a batch large enough to be swept)
 CREATE TABLE distinct_sets (data text, lib_rows int, load_rows int);
-INSERT INTO distinct_sets VALUES ('uniform', 20000, 6000), ('skewed', 20000, 6000), ('clustered', 5000, 3000);
+INSERT INTO distinct_sets VALUES ('uniform', 20000, 6000), ('skewed', 20000, 6000), ('clustered', 5000, 3000),
+                                 ('uniform wide', 300000, 60000), ('skewed wide', 300000, 60000);
 CREATE FUNCTION distinct_fp(data text, seed bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE data WHEN 'skewed' THEN hashint8extended(seed, 5) & ~4095::bigint ELSE hashint8extended(seed, 5) END $$;
+    SELECT CASE WHEN data LIKE 'skewed%' THEN hashint8extended(seed, 5) & ~4095::bigint ELSE hashint8extended(seed, 5) END $$;
 CREATE FUNCTION distinct_load(data text, lib_rows int, load_rows int)
 RETURNS TABLE (ord int, id bigint, fp bigint) LANGUAGE sql IMMUTABLE AS $$
     WITH RECURSIVE chain(i, fp) AS (  -- clustered: each row 1 or 2 bits from the one before
@@ -46,12 +48,14 @@ CREATE TABLE distinct_staging (data text, ord int, id bigint, fp bigint);
 INSERT INTO distinct_staging SELECT s.data, l.* FROM distinct_sets s, distinct_load(s.data, s.lib_rows, s.load_rows) l;
 
 -- For each data set and memory limit: a library loaded by the trigger and one by the function,
--- a seventh of its rows deleted.
+-- a seventh of its rows deleted (distinct_libraries), then the loads (distinct_loads).
+-- distinct_compare does both: the deleted rows are still in the index, and no page is all-visible.
+-- With a VACUUM between the two, the deleted rows are gone and every page is all-visible: the
+-- function takes its candidates there from the visibility map instead of the heap.
 CREATE TABLE distinct_results (data text, memory_limit text, inserted bigint, skipped bigint, marked bigint,
                                trigger_rows bigint, bulk_rows bigint, only_trigger bigint, only_bulk bigint);
-CREATE PROCEDURE distinct_compare(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto')
+CREATE PROCEDURE distinct_libraries(data text, lib_rows int, tables text DEFAULT 'auto')
 LANGUAGE plpgsql AS $$
-DECLARE r record;
 BEGIN
     DROP TABLE IF EXISTS lib_trigger, lib_bulk;
     CREATE TABLE lib_trigger (id bigint PRIMARY KEY, fp bigint);
@@ -63,15 +67,26 @@ BEGIN
     -- Deleted rows stay in the index until VACUUM: near-duplicates of them only are kept.
     DELETE FROM lib_trigger WHERE id % 7 = 0;
     DELETE FROM lib_bulk WHERE id % 7 = 0;
+END $$;
+CREATE PROCEDURE distinct_loads(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto', label text DEFAULT '')
+LANGUAGE plpgsql AS $$
+DECLARE r record;
+BEGIN
     CREATE TRIGGER dedup BEFORE INSERT ON lib_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
     EXECUTE format('INSERT INTO lib_trigger SELECT id, fp FROM distinct_staging WHERE data = %L ORDER BY ord', data);
     SELECT * INTO r FROM simhash_insert_distinct('lib_bulk',
         format('SELECT id, fp FROM distinct_staging WHERE data = %L ORDER BY ord', data), 3, memory_limit => memory_limit);
-    INSERT INTO distinct_results VALUES (data || CASE WHEN tables = 'auto' THEN '' ELSE ' ' || lib_rows || ' rows, ' || tables || ' tables' END,
+    INSERT INTO distinct_results VALUES (data || CASE WHEN tables = 'auto' THEN '' ELSE ' ' || lib_rows || ' rows, ' || tables || ' tables' END || label,
         memory_limit, r.inserted, r.skipped, r.marked,
         (SELECT count(*) FROM lib_trigger), (SELECT count(*) FROM lib_bulk),
         (SELECT count(*) FROM (SELECT id FROM lib_trigger EXCEPT SELECT id FROM lib_bulk) x),
         (SELECT count(*) FROM (SELECT id FROM lib_bulk EXCEPT SELECT id FROM lib_trigger) x));
+END $$;
+CREATE PROCEDURE distinct_compare(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto')
+LANGUAGE plpgsql AS $$
+BEGIN
+    CALL distinct_libraries(data, lib_rows, tables);
+    CALL distinct_loads(data, lib_rows, memory_limit, tables);
 END $$;
 -- 64kB: chunks of a few hundred rows (earlier rows of the load are found through the index);
 -- the default: the whole load in one or two chunks (found in memory).
@@ -81,10 +96,24 @@ CALL distinct_compare('skewed', 20000, '64kB');
 CALL distinct_compare('skewed', 20000, NULL);
 CALL distinct_compare('clustered', 5000, '64kB');
 CALL distinct_compare('clustered', 5000, NULL);
+-- Libraries vacuumed before the loads: candidates on all-visible pages.
+CALL distinct_libraries('uniform', 20000);
+VACUUM lib_trigger, lib_bulk;
+SELECT relallvisible = relpages AS all_visible FROM pg_class WHERE relname = 'lib_bulk';
+CALL distinct_loads('uniform', 20000, '64kB', label => ', vacuumed');
+CALL distinct_libraries('skewed', 20000);
+VACUUM lib_trigger, lib_bulk;
+CALL distinct_loads('skewed', 20000, NULL, label => ', vacuumed');
 -- A library of 300,000 rows in four tables: its run's directory is the whole 16-bit block, where
--- the batch search reads only the entries whose next block is within one bit of a row's.
+-- the batch search of a large chunk sweeps two of the four tables (the ones keyed on blocks 0 and
+-- 2), reading only the entries whose blocks 0-1 or 2-3 are within one bit of a row's; a small
+-- chunk probes the four.
 CALL distinct_compare('uniform', 300000, NULL, '4');
-CALL distinct_compare('skewed', 300000, NULL, '4');
+CALL distinct_compare('uniform wide', 300000, NULL, '4');
+CALL distinct_compare('skewed wide', 300000, NULL, '4');
+CALL distinct_libraries('skewed wide', 300000, '4');
+VACUUM lib_trigger, lib_bulk;
+CALL distinct_loads('skewed wide', 300000, NULL, '4', ', vacuumed');
 SELECT tables, dirbits FROM simhash_index_runs('lib_bulk_fp_idx') ORDER BY entries DESC LIMIT 1;
 SELECT * FROM distinct_results ORDER BY data, memory_limit NULLS LAST;
 -- Nothing within 3 bits of anything else among the rows the load added (the last data set).

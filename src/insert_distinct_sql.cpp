@@ -36,9 +36,11 @@
 
 extern "C" {
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/visibilitymap.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
@@ -364,6 +366,7 @@ void visit_chunk_row(uint32_t i, void *context) {
 // context.
 struct TableMatch {
     bool found;
+    bool all_visible;  // found through the visibility map alone (see match_candidates)
     bool marked;
     int distance;
     ItemPointerData tid;
@@ -404,17 +407,34 @@ int compare_candidates(const void *a, const void *b) {
 // Fetches the candidates' heap rows (in TID order) and fills matches[row] with what `snapshot`
 // sees of them: for 'skip' whether any row within the radius is visible, for 'mark' the best one.
 // Rows whose `skip_rows` flag is set are left alone.
+//
+// With `all_visible_pages` ('skip' into a heap table) a candidate on a page the visibility map
+// marks all-visible is taken as visible without reading the page, as an index-only scan does: the
+// index gave its fingerprint, and every tuple of such a page is visible to any snapshot this
+// backend holds (VACUUM sets the bit only for tuples older than every running snapshot's xmin, and
+// any later change to the page clears it). What an index-only scan gets from holding its index
+// page pinned, that VACUUM cannot mark the entry dead and let the heap reuse its TID meanwhile,
+// the caller checks afterwards: the index's list epoch, which every VACUUM's marking advances
+// before the heap may reuse a TID, must be unchanged since before the search; if not, the rows
+// found this way are checked again on the heap.
 void match_candidates(DistinctLoad *load, const Candidates *c, const int64 *fps, Snapshot snapshot,
-                      const bool *skip_rows, TableMatch *matches) {
+                      const bool *skip_rows, bool all_visible_pages, TableMatch *matches) {
     IndexFetchTableData *fetch = table_index_fetch_begin(load->target);
     TupleTableSlot *slot = table_slot_create(load->target, nullptr);
     const bool want_best = load->action == Action::kMark;
+    Buffer vm_buffer = InvalidBuffer;
     for (Size i = 0; i < c->n; ++i) {
         if ((i & 1023) == 1023) CHECK_FOR_INTERRUPTS();
         const uint32 row = c->items[i].row;
         TableMatch *out = &matches[row];
         if ((skip_rows && skip_rows[row]) || (out->found && !want_best)) continue;
         ItemPointerData tid = c->items[i].tid;
+        if (all_visible_pages && VM_ALL_VISIBLE(load->target, ItemPointerGetBlockNumber(&tid), &vm_buffer)) {
+            out->found = true;
+            out->all_visible = true;
+            out->tid = tid;
+            continue;
+        }
         bool call_again = false, all_dead = false;
         if (!table_index_fetch_tuple(fetch, &tid, snapshot, slot, &call_again, &all_dead)) continue;
         bool isnull;
@@ -440,8 +460,18 @@ void match_candidates(DistinctLoad *load, const Candidates *c, const int64 *fps,
             MemoryContextSwitchTo(old);
         }
     }
+    if (BufferIsValid(vm_buffer)) ReleaseBuffer(vm_buffer);
     ExecDropSingleTupleTableSlot(slot);
     table_index_fetch_end(fetch);
+}
+
+// The index's list epoch (see match_candidates).
+uint32 list_epoch(Relation index) {
+    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    simhash_read_meta(index, meta);
+    const uint32 epoch = meta->pending_epoch;
+    pfree(meta);
+    return epoch;
 }
 
 [[noreturn]] void serialization_failure(const DistinctLoad *load) {
@@ -515,10 +545,23 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
     // turn out invisible (deleted rows, rows of aborted loads).
     const bool one_each = load->action == Action::kSkip;
     uint8 *have = one_each ? static_cast<uint8 *>(MemoryContextAllocZero(load->chunk_context, n)) : nullptr;
+    // 'skip' into a heap table takes candidates on all-visible pages from the visibility map.
+    const bool all_visible_pages = one_each && load->target->rd_tableam == GetHeapamTableAmRoutine();
+    const uint32 epoch = all_visible_pages ? list_epoch(load->index) : 0;
     Candidates candidates = {nullptr, 0, 0, load->chunk_context, nullptr};
     simhash_search_batch(load->index, fps, n, load->radius, collect_candidate, &candidates, have);
     if (candidates.n > 1) qsort(candidates.items, candidates.n, sizeof(Candidate), compare_candidates);
-    match_candidates(load, &candidates, fps, GetActiveSnapshot(), nullptr, matches);
+    match_candidates(load, &candidates, fps, GetActiveSnapshot(), nullptr, all_visible_pages, matches);
+    if (all_visible_pages && list_epoch(load->index) != epoch) {
+        // A VACUUM (or a merge) came between: the rows found through the visibility map are
+        // checked again on the heap.
+        bool *others = static_cast<bool *>(MemoryContextAlloc(load->chunk_context, sizeof(bool) * n));
+        for (uint64 r = 0; r < n; ++r) {
+            others[r] = !matches[r].all_visible;
+            if (matches[r].all_visible) matches[r] = TableMatch{};
+        }
+        match_candidates(load, &candidates, fps, GetActiveSnapshot(), others, false, matches);
+    }
     Candidates again = {nullptr, 0, 0, load->chunk_context, nullptr};
     if (one_each) {
         uint32 *rows_again = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * n));
@@ -532,7 +575,7 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
         again.rows = rows_again;
         simhash_search_batch(load->index, fps_again, nagain, load->radius, collect_candidate, &again, nullptr);
         if (again.n > 1) qsort(again.items, again.n, sizeof(Candidate), compare_candidates);
-        match_candidates(load, &again, fps, GetActiveSnapshot(), nullptr, matches);
+        match_candidates(load, &again, fps, GetActiveSnapshot(), nullptr, false, matches);
     }
     if (load->xact_snapshot) {
         // What the transaction's snapshot does not see may have been committed since: a row that
@@ -541,8 +584,8 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
         bool *seen = static_cast<bool *>(MemoryContextAlloc(load->chunk_context, sizeof(bool) * n));
         for (uint64 r = 0; r < n; ++r) seen[r] = matches[r].found;
         Snapshot latest = RegisterSnapshot(GetLatestSnapshot());
-        match_candidates(load, &candidates, fps, latest, seen, newer);
-        match_candidates(load, &again, fps, latest, seen, newer);
+        match_candidates(load, &candidates, fps, latest, seen, false, newer);
+        match_candidates(load, &again, fps, latest, seen, false, newer);
         UnregisterSnapshot(latest);
         for (uint64 r = 0; r < n; ++r)
             if (newer[r].found) serialization_failure(load);

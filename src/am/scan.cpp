@@ -21,9 +21,11 @@
 // TID) before it searches the next, so the first n rows returned are exactly the n nearest, ties
 // in TID order.
 #include <algorithm>
+#include <cmath>
 
 #include "am/simhash_am.h"
 #include "core/blocks.h"
+#include "core/slot_sweep.h"
 #include "hamming_ball.h"
 
 extern "C" {
@@ -135,12 +137,9 @@ struct ProbeQuery {
     SimhashBatchFound batch_found;
     void *batch_context;
     Size batch_center;
-    // A batch's narrow probes (see probe_group_narrow): one bit per value of the next block.
-    uint64 *next_block_wanted;
     // A batch that needs one entry a center (simhash_search_batch's `found`): the centers that
-    // have one, searched no further; and room for a probe group's other centers.
+    // have one, searched no further.
     uint8 *batch_have;
-    Wanted *batch_live;
 };
 
 // Room for one more element in a scan's growing array.
@@ -448,10 +447,11 @@ ProbeRange probe_range(Relation index, const ProbeQuery *q, int t, uint32 value)
 
 // The first page of the probe that comes next, read ahead while the current probe runs;
 // InvalidBuffer for an empty range.
-// Lines of a range's first page asked for ahead: a probe's, and a batch's narrow probe's, which
-// reads the whole range.
+// Lines of a range's first page asked for ahead: a probe's, and a batch sweep's (which reads the
+// whole range: a few lines start the stream, the hardware prefetcher follows it within the page,
+// and more requests at once only queue behind each other).
 constexpr int kProbeLinesAhead = 32;
-constexpr int kNarrowLinesAhead = BLCKSZ / 64;
+constexpr int kSweepLinesAhead = 8;
 
 Buffer pin_ahead(Relation index, const ProbeRange &range, int t, int max_lines) {
     if (range.empty()) return InvalidBuffer;
@@ -546,10 +546,10 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
 // table, each a chain of dependent cache misses (directory, buffer mapping, buffer header, page);
 // started together instead of one after another, their latencies overlap.
 constexpr int kProbesAhead = 4;
-// A batch's narrow probes each read a whole slot (1-2 pages) and are started further ahead: their
-// reading from memory, not their comparisons, is what they wait for.
-constexpr int kNarrowProbesAhead = 8;
-constexpr int kMaxProbesAhead = Max(kProbesAhead, kNarrowProbesAhead);
+// A batch sweep reads a whole slot (1-2 pages) and starts further ahead: its reading from memory,
+// not its comparisons, is what it waits for.
+constexpr int kSweepSlotsAhead = 8;
+constexpr int kMaxProbesAhead = Max(kProbesAhead, kSweepSlotsAhead);
 
 struct PendingProbe {
     int table;
@@ -566,106 +566,130 @@ void set_probe_center(ProbeQuery *q, int64 center) {
     }
 }
 
-
-// For radius r <= 3 over four 16-bit blocks a pair within r bits has some block t equal and block
-// t + 1 (cyclically) within one bit: the other blocks share at most r bits, and a block t with
-// d_t = 0 and d_(t+1) >= 2 leaves at most one bit for the other two, so one of them is equal with
-// a successor within one bit. In a run of four tables whose directory is the whole block, a slot
-// of table t holds the entries of one block t value sorted by block t + 1 (the top 16 bits of a
-// ref's key, the second block of a table-0 fingerprint's key), so a batch's probe of the slot need
-// look only at the entries whose block t + 1 is within one bit of some center's: it marks those
-// values in a bitmap and tests each entry's block t + 1 against it, instead of comparing every
-// entry with every center (at 100M rows a slot holds 1,526 entries and about 15 centers probe it).
-bool narrow_probes(const ProbeQuery *q, const SimhashRunData *run) {
-    return q->r <= 3 && run->ntables == 4 && run->dirbits == 16 && q->g.len[0] == 16;
+// A batch with radius <= 3 on a run of four tables whose directory is the whole 16-bit block is
+// checked by sweeping two of its tables (core/slot_sweep.h): a slot of table t holds the entries of
+// one block t value sorted by block t + 1 (the top 16 bits of a ref's key, the second block of a
+// table-0 fingerprint's key), so tables 0 and 2 give every pair whose blocks 0-1 or 2-3 are within
+// one bit, which every pair within 3 bits is. A batch of a million rows touches nearly every slot:
+// read in order, half of the run's tables once, instead of probing all four for each row.
+// Only for a batch large enough: each center wants 17 slots of each of the two tables instead of
+// one of each of the four, so a small batch reads fewer pages through its probes (one slot of
+// each table a center, compared with that center alone). The sweep is chosen when the slots it
+// reads, expected for n random centers, are no more than those the probes would read.
+bool sweeps_halves(const ProbeQuery *q, const SimhashRunData *run, Size n) {
+    if (!(q->r <= simhash::kSlotSweepMaxRadius && run->ntables == 4 && run->dirbits == 16 && q->g.len[0] == 16))
+        return false;
+    const double slots = simhash::kSlotSweepSlots;
+    const double sweep_slots = 2 * slots * -std::expm1(-17.0 * static_cast<double>(n) / slots);
+    const double probe_slots = 4 * slots * -std::expm1(-static_cast<double>(n) / slots);
+    return sweep_slots <= probe_slots;
 }
 
-inline uint32 next_block_of_key(uint64 key, int t) { return static_cast<uint32>((key << (16 * ((t + 1) % 4))) >> 48); }
-
-inline void mark_next_blocks(uint64 *bitmap, uint32 block, bool set) {
-    for (int b = -1; b < 16; ++b) {
-        const uint32 v = b < 0 ? block : block ^ (uint32{1} << b);
-        if (set)
-            bitmap[v >> 6] |= uint64{1} << (v & 63);
-        else
-            bitmap[v >> 6] &= ~(uint64{1} << (v & 63));
-    }
-}
-
-inline bool next_block_wanted(const uint64 *bitmap, uint32 v) { return (bitmap[v >> 6] >> (v & 63)) & 1; }
-
-// Probes the slot of table t for `value` once for the centers members[first .. end) (see above).
-void probe_group_narrow(Relation index, ProbeQuery *q, int t, const ProbeRange &range, Buffer pinned,
-                        const Wanted *group, Size group_first, Size group_end) {
-    // The centers still searched (all of them, unless the batch needs one entry a center).
-    const Wanted *members = group;
-    Size first = group_first, end = group_end;
-    if (q->batch_have) {
-        end = 0;
-        for (Size j = group_first; j < group_end; ++j)
-            if (!q->batch_have[group[j].center]) q->batch_live[end++] = group[j];
-        members = q->batch_live;
-        first = 0;
-        if (end == 0) {
-            if (BufferIsValid(pinned)) ReleaseBuffer(pinned);
-            return;
-        }
-    }
-    uint64 *bitmap = q->next_block_wanted;
-    for (Size j = first; j < end; ++j) mark_next_blocks(bitmap, next_block_of_key(simhash_key(members[j].fp, &q->g), t), true);
+// The entries of one slot of table t (0 or 2) within the radius of the slot's centers (`wants`),
+// to the batch's caller. `pinned`: the range's first page, pinned by pin_ahead.
+void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRange &range, Buffer pinned,
+                simhash::SlotWants *wants) {
     const SimhashDirSlot &last_slot = range.end;
     BlockNumber blkno = range.begin.blkno;
     int start = range.begin.offset;
     uint32 positions[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
+    auto emit_within = [&](uint64 rotated, ItemPointer tid) {
+        const Size m = simhash::slot_wants_select(wants, rotated, q->r);
+        for (Size k = 0; k < m; ++k) emit_batch(q, wants->centers[wants->matches[k]], tid);
+    };
     while (blkno != InvalidBlockNumber && !(blkno == last_slot.blkno && start >= last_slot.offset)) {
         Buffer buffer;
         int n;
         bool last;
         Page page = lock_range_page(index, t, blkno, last_slot, &pinned, &buffer, &n, &last);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        // The range's next page is read in full: asked for while this one is compared.
-        if (!last && opaque->next != InvalidBlockNumber) pinned = read_ahead(index, opaque->next, 0, kNarrowLinesAhead);
+        // The range's next page, asked for while this one is compared.
+        if (!last && opaque->next != InvalidBlockNumber) pinned = read_ahead(index, opaque->next, 0, kSweepLinesAhead);
         Size nfetch = 0;
         if (t == 0) {
+            // Whole fingerprints: compared at once, the entry reported while its page is held.
             const int64 *fps = SimhashPageGetFps(page);
-            // Every entry of the range has the slot's block 0 (the directory is the whole block).
             for (int i = start; i < n; ++i) {
-                if (!next_block_wanted(bitmap, next_block_of_key(simhash_key(fps[i], &q->g), 0))) continue;
+                const uint64 key = simhash_key(fps[i], &q->g);
+                if (!simhash::slot_wants_next(wants, simhash::next_block_of(key))) continue;
                 ItemPointerData tid = *simhash_page_tid(page, i);
-                if (simhash_tid_is_dead(&tid)) continue;
-                for (Size j = first; j < end; ++j)
-                    if (simhash_distance(fps[i], members[j].fp) <= q->r) emit_batch(q, members[j].center, &tid);
+                if (!simhash_tid_is_dead(&tid)) emit_within(key, &tid);
             }
         } else {
-            // A ref whose next block some center wants is fetched only if its 32 key bits (the next
-            // two blocks) are within the radius of that center's: most are not.
+            // A ref holds the 32 bits after the slot: fetched only if those 48 bits are within the
+            // radius of a center's.
             const SimhashRef *refs = SimhashPageGetRefs(page);
             for (int i = start; i < n; ++i) {
-                if (!next_block_wanted(bitmap, refs[i].key >> 16)) continue;
-                for (Size j = first; j < end; ++j)
-                    if (simhash::popcount64(refs[i].key ^ simhash_ref_key(members[j].fp, &q->g, t)) <= q->r) {
-                        positions[nfetch++] = refs[i].pos;
-                        break;
-                    }
+                if (!simhash::slot_wants_next(wants, refs[i].key >> 16)) continue;
+                if (simhash::slot_wants_any48(wants, (uint64{slot} << 32) | refs[i].key, q->r)) positions[nfetch++] = refs[i].pos;
             }
         }
         blkno = last ? InvalidBlockNumber : opaque->next;
         start = 0;
         UnlockReleaseBuffer(buffer);
-        // The refs' entries, each against the centers it may be near (fetched once, compared with all).
         for (Size k = 0; k < nfetch; k += kFetchBatch) {
             const Size count = Min(nfetch - k, kFetchBatch);
             SimhashEntry entries[kFetchBatch];
             fetch_entries(index, q, positions + k, count, entries);
-            for (Size e = 0; e < count; ++e) {
-                if (simhash_tid_is_dead(&entries[e].tid)) continue;
-                for (Size j = first; j < end; ++j)
-                    if (simhash_distance(entries[e].fp, members[j].fp) <= q->r) emit_batch(q, members[j].center, &entries[e].tid);
-            }
+            for (Size e = 0; e < count; ++e)
+                if (!simhash_tid_is_dead(&entries[e].tid))
+                    emit_within(simhash::rotate_blocks(simhash_key(entries[e].fp, &q->g), t), &entries[e].tid);
         }
     }
     if (BufferIsValid(pinned)) ReleaseBuffer(pinned);
-    for (Size j = first; j < end; ++j) mark_next_blocks(bitmap, next_block_of_key(simhash_key(members[j].fp, &q->g), t), false);
+}
+
+// Sweeps tables 0 and 2 of the run in q->cached_run for the batch's centers (those without an
+// entry yet, where the batch needs one each): every slot some center wants, in order, several
+// started ahead.
+void sweep_halves(Relation index, ProbeQuery *q, const int64 *centers, Size n) {
+    uint64 *keys = static_cast<uint64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, Size{1})));
+    uint32 *numbers = static_cast<uint32 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * Max(n, Size{1})));
+    void *group_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::slot_groups_bytes(n));
+    void *wants_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::slot_wants_bytes(n));
+    simhash::SlotWants *wants = static_cast<simhash::SlotWants *>(palloc(sizeof(simhash::SlotWants)));
+    uint32 *slots = static_cast<uint32 *>(palloc(sizeof(uint32) * simhash::kSlotSweepSlots));
+    for (int t = 0; t < 4; t += 2) {
+        Size m = 0;
+        for (Size i = 0; i < n; ++i) {
+            if (q->batch_have && q->batch_have[i]) continue;
+            keys[m] = simhash::rotate_blocks(simhash_key(centers[i], &q->g), t);
+            numbers[m++] = static_cast<uint32>(i);
+        }
+        if (m == 0) break;
+        simhash::SlotGroups groups;
+        simhash::slot_groups_build(&groups, group_memory, keys, numbers, m);
+        simhash::slot_wants_init(wants, wants_memory, m);
+        Size nslots = 0;
+        for (uint32 v = 0; v < simhash::kSlotSweepSlots; ++v)
+            if (simhash::slot_groups_want(&groups, v)) slots[nslots++] = v;
+        PendingProbe ahead[kSweepSlotsAhead];
+        auto start_slot = [&](Size i) {
+            PendingProbe &p = ahead[i % kSweepSlotsAhead];
+            p.table = t;
+            p.value = slots[i];
+            p.range = probe_range(index, q, t, p.value);
+            p.pinned = pin_ahead(index, p.range, t, kSweepLinesAhead);
+        };
+        for (Size i = 0; i < Min(nslots, static_cast<Size>(kSweepSlotsAhead)); ++i) start_slot(i);
+        for (Size i = 0; i < nslots; ++i) {
+            if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
+            const PendingProbe current = ahead[i % kSweepSlotsAhead];
+            if (i + kSweepSlotsAhead < nslots) start_slot(i + kSweepSlotsAhead);
+            if (current.range.empty()) {
+                if (BufferIsValid(current.pinned)) ReleaseBuffer(current.pinned);
+                continue;
+            }
+            simhash::slot_wants_fill(wants, &groups, current.value);
+            sweep_slot(index, q, t, current.value, current.range, current.pinned, wants);
+        }
+    }
+    pfree(slots);
+    pfree(wants);
+    pfree(wants_memory);
+    pfree(group_memory);
+    pfree(numbers);
+    pfree(keys);
 }
 
 // A batch's probes of one (table, value): the centers that want it, members[first .. end) of the
@@ -679,7 +703,7 @@ struct ProbeGroup {
 // batch (`group`), wanted holds each (table, value) once, and it is probed for each of its
 // centers in turn, q's center switched to each before: located and pinned once.
 void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, const ProbeGroup *group) {
-    const Size in_flight = q->next_block_wanted ? kNarrowProbesAhead : kProbesAhead;
+    const Size in_flight = kProbesAhead;
     PendingProbe ahead[kMaxProbesAhead];
     auto locate = [&](Size i) {
         PendingProbe &p = ahead[i % in_flight];
@@ -689,7 +713,7 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
     };
     auto pin = [&](Size i) {
         PendingProbe &p = ahead[i % in_flight];
-        p.pinned = pin_ahead(index, p.range, p.table, q->next_block_wanted ? kNarrowLinesAhead : kProbeLinesAhead);
+        p.pinned = pin_ahead(index, p.range, p.table, kProbeLinesAhead);
     };
     // The first probes in three rounds (directory slots, buffer headers, pins), so that the cache
     // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
@@ -716,10 +740,6 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
             continue;
         }
         const Size end = group->first[i + 1];
-        if (q->next_block_wanted != nullptr) {
-            probe_group_narrow(index, q, current.table, current.range, current.pinned, group->members, group->first[i], end);
-            continue;
-        }
         // Each probe releases the pin it is given: one pin for each center probed, taken before the
         // probe that would release the last one.
         auto live = [&](Size j) { return !(q->batch_have && q->batch_have[group->members[j].center]); };
@@ -943,7 +963,6 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
     q->batch_found = found;
     q->batch_context = context;
     q->batch_have = have;
-    if (have) q->batch_live = static_cast<Wanted *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(Wanted)));
     SimhashMetaReader meta_reader;
     const SimhashMetaData *meta = simhash_meta_lock(index, &meta_reader);
     const BlockNumber list_heads[2] = {meta->pending_head, meta->merge_head};
@@ -978,7 +997,6 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
     }
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
-    uint64 *next_block_wanted = nullptr;
     for (uint32 r = 0; r < nruns; ++r) {
         const SimhashRunSlot *slot = &runs[r];
         SimhashCachedRun cached;
@@ -994,13 +1012,13 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
         simhash_geometry(run->ntables, run->dirbits, &q->g);
         q->g.permuter = cached.permuter;
         q->cached_run = cached;
-        // Narrow probes look at every table's slot of the center's own block (see narrow_probes).
-        const bool narrow = narrow_probes(q, run);
-        if (narrow && next_block_wanted == nullptr) next_block_wanted = static_cast<uint64 *>(palloc0(8192));
-        q->next_block_wanted = narrow ? next_block_wanted : nullptr;
+        if (sweeps_halves(q, run, n)) {
+            sweep_halves(index, q, centers, n);
+            continue;
+        }
         double per_center = 0;
         for (int t = 0; t < run->ntables; ++t) {
-            q->rb[t] = narrow ? 0 : simhash::block_probe_radius(q->r, run->ntables, t);
+            q->rb[t] = simhash::block_probe_radius(q->r, run->ntables, t);
             per_center += simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
         }
         const Size group = Max(Size{1}, static_cast<Size>(kBatchProbes / Max(per_center, 1.0)));
@@ -1039,8 +1057,6 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
         pfree(first_member);
     }
     pfree(runs);
-    if (next_block_wanted) pfree(next_block_wanted);
-    if (q->batch_live) pfree(q->batch_live);
     simhash_meta_release(&meta_reader);
     pfree(q);
 }
