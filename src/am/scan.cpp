@@ -593,8 +593,7 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
     BlockNumber blkno = range.begin.blkno;
     int start = range.begin.offset;
     uint32 positions[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
-    auto emit_within = [&](uint64 rotated, ItemPointer tid) {
-        const Size m = simhash::slot_wants_select(wants, rotated, q->r);
+    auto emit_within = [&](Size m, ItemPointer tid) {
         for (Size k = 0; k < m; ++k) emit_batch(q, wants->centers[wants->matches[k]], tid);
     };
     while (blkno != InvalidBlockNumber && !(blkno == last_slot.blkno && start >= last_slot.offset)) {
@@ -607,13 +606,16 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
         if (!last && opaque->next != InvalidBlockNumber) pinned = read_ahead(index, opaque->next, 0, kSweepLinesAhead);
         Size nfetch = 0;
         if (t == 0) {
-            // Whole fingerprints: compared at once, the entry reported while its page is held.
+            // Whole fingerprints: compared at once, the entry reported while its page is held (its
+            // TID, in the page's other half, read only then).
             const int64 *fps = SimhashPageGetFps(page);
             for (int i = start; i < n; ++i) {
                 const uint64 key = simhash_key(fps[i], &q->g);
                 if (!simhash::slot_wants_next(wants, simhash::next_block_of(key))) continue;
+                const Size m = simhash::slot_wants_select(wants, key, q->r);
+                if (m == 0) continue;
                 ItemPointerData tid = *simhash_page_tid(page, i);
-                if (!simhash_tid_is_dead(&tid)) emit_within(key, &tid);
+                if (!simhash_tid_is_dead(&tid)) emit_within(m, &tid);
             }
         } else {
             // A ref holds the 32 bits after the slot: fetched only if those 48 bits are within the
@@ -633,7 +635,8 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
             fetch_entries(index, q, positions + k, count, entries);
             for (Size e = 0; e < count; ++e)
                 if (!simhash_tid_is_dead(&entries[e].tid))
-                    emit_within(simhash::rotate_blocks(simhash_key(entries[e].fp, &q->g), t), &entries[e].tid);
+                    emit_within(simhash::slot_wants_select(wants, simhash::rotate_blocks(simhash_key(entries[e].fp, &q->g), t), q->r),
+                                &entries[e].tid);
         }
     }
     if (BufferIsValid(pinned)) ReleaseBuffer(pinned);
@@ -670,6 +673,7 @@ void sweep_halves(Relation index, ProbeQuery *q, const int64 *centers, Size n) {
             p.value = slots[i];
             p.range = probe_range(index, q, t, p.value);
             p.pinned = pin_ahead(index, p.range, t, kSweepLinesAhead);
+            simhash::slot_groups_prefetch(&groups, p.value);
         };
         for (Size i = 0; i < Min(nslots, static_cast<Size>(kSweepSlotsAhead)); ++i) start_slot(i);
         for (Size i = 0; i < nslots; ++i) {

@@ -51,6 +51,14 @@ bool slot_groups_want(const SlotGroups *groups, uint32_t slot) {
     return false;
 }
 
+void slot_groups_prefetch(const SlotGroups *groups, uint32_t slot) {
+    for (int b = -1; b < 16; ++b) {
+        const uint32_t at = groups->first[b < 0 ? slot : slot ^ (uint32_t{1} << b)];
+        __builtin_prefetch(groups->keys + at);
+        __builtin_prefetch(groups->centers + at);
+    }
+}
+
 size_t slot_wants_bytes(size_t n) {
     return 2 * sizeof(uint64_t) * n + 2 * round_up8(sizeof(uint32_t) * n) + sizeof(uint16_t) * kWords;
 }

@@ -54,6 +54,9 @@ size_t slot_groups_bytes(size_t n);
 void slot_groups_build(SlotGroups *groups, void *memory, const uint64_t *keys, const uint32_t *centers, size_t n);
 // Whether any center wants slot `slot` (its own block, or a block one bit away).
 bool slot_groups_want(const SlotGroups *groups, uint32_t slot);
+// Asks for the first lines of the centers slot_wants_fill will read for slot `slot` (17 groups
+// spread over the batch): started a few slots ahead, their cache misses overlap.
+void slot_groups_prefetch(const SlotGroups *groups, uint32_t slot);
 
 // The wants of one slot: the next-block values wanted, and the centers that want the slot (the
 // ones whose block is the slot first).
