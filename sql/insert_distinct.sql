@@ -120,6 +120,23 @@ SELECT * FROM distinct_results ORDER BY data, memory_limit NULLS LAST;
 SELECT count(*) AS near_pairs FROM lib_bulk a JOIN lib_bulk b ON hamming(a.fp, b.fp) <= 3 AND a.id < b.id
 WHERE b.id >= 1000000;
 
+-- 'mark' on a chunk large enough to be swept: every row of the load goes in; a row is marked
+-- exactly when a row inserted before it (a library row, or a lower id of the load) lies within 3
+-- bits, and its mark names such a row.
+CREATE TABLE lib_mark (id bigint PRIMARY KEY, fp bigint, dup_of bigint);
+INSERT INTO lib_mark SELECT g, distinct_fp('uniform wide', g), NULL FROM generate_series(1, 300000) g;
+CREATE INDEX ON lib_mark USING simhash (fp) WITH (tables = 4);
+DELETE FROM lib_mark WHERE id % 7 = 0;
+SELECT * FROM simhash_insert_distinct('lib_mark',
+    $$SELECT id, fp FROM distinct_staging WHERE data = 'uniform wide' ORDER BY ord$$, 3, 'mark', mark_column => 'dup_of');
+SELECT count(*) FILTER (WHERE (b.dup_of IS NOT NULL) <> EXISTS (
+           SELECT 1 FROM lib_mark a WHERE hamming(a.fp, b.fp) <= 3 AND a.id < b.id)) AS wrongly_marked,
+       count(*) FILTER (WHERE b.dup_of IS NOT NULL AND NOT EXISTS (
+           SELECT 1 FROM lib_mark a WHERE a.id = b.dup_of AND hamming(a.fp, b.fp) <= 3 AND a.id < b.id)) AS bad_marks,
+       count(*) FILTER (WHERE b.dup_of IS NOT NULL) AS marked
+FROM lib_mark b WHERE b.id >= 1000000;
+DROP TABLE lib_mark;
+
 -- Small cases by hand. 7 is exactly 3 bits from 0, 15 is 4 bits from 0.
 CREATE TABLE pages (id bigint PRIMARY KEY, fp bigint, dup_of bigint, note text DEFAULT 'default note',
                     loaded_at int DEFAULT 42);
