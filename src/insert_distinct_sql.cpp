@@ -610,10 +610,29 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
     uint32 *earlier_first = nullptr;
     uint32 *earlier = nullptr;
     if (load->radius <= simhash::kBatchPairsMaxRadius) {
-        void *scratch = MemoryContextAllocHuge(load->chunk_context, simhash::batch_pairs_bytes(n));
-        if (simhash::batch_pairs_comparisons(fingerprints, n, permuter, scratch) <= kMaxPairComparisonsPerRow * n) {
+        // With 'skip' a row found in the table is skipped, and a skipped row is no later row's
+        // earlier kept row: the pairs are sought among the other rows only (pair_rows maps them
+        // back).
+        const uint64 *pair_fps = fingerprints;
+        uint32 *pair_rows = nullptr;
+        uint64 npair = n;
+        if (load->action == Action::kSkip) {
+            pair_rows = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * Max(n, uint64{1})));
+            uint64 *compact = static_cast<uint64 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint64) * Max(n, uint64{1})));
+            npair = 0;
+            for (uint64 r = 0; r < n; ++r)
+                if (!matches[r].found) {
+                    pair_rows[npair] = static_cast<uint32>(r);
+                    compact[npair++] = fingerprints[r];
+                }
+            pair_fps = compact;
+        }
+        void *scratch = MemoryContextAllocHuge(load->chunk_context, simhash::batch_pairs_bytes(npair));
+        if (simhash::batch_pairs_comparisons(pair_fps, npair, permuter, scratch) <= kMaxPairComparisonsPerRow * npair) {
             ChunkPairs pairs = {nullptr, 0, 0, load->chunk_context};
-            simhash::batch_pairs(fingerprints, n, load->radius, permuter, scratch, collect_pair, &pairs);
+            simhash::batch_pairs(pair_fps, npair, load->radius, permuter, scratch, collect_pair, &pairs);
+            if (pair_rows != nullptr)
+                for (Size p = 0; p < 2 * pairs.n; ++p) pairs.pairs[p] = pair_rows[pairs.pairs[p]];
             earlier_first = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * (n + 1)));
             earlier = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * Max(pairs.n, Size{1})));
             memset(earlier_first, 0, sizeof(uint32) * (n + 1));
