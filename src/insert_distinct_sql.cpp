@@ -28,6 +28,7 @@
 // Plain C-style code: no C++ object with a destructor is alive while PostgreSQL may raise.
 #include "core/batch_pairs.h"
 #include "core/block_buckets.h"
+#include "core/counting_sort.h"
 #include "am/simhash_am.h"
 #include "batch_run.h"
 #include "hamming_ball.h"
@@ -635,12 +636,10 @@ void decide_chunk(DistinctLoad *load, SPITupleTable *rows, uint64 n) {
                 for (Size p = 0; p < 2 * pairs.n; ++p) pairs.pairs[p] = pair_rows[pairs.pairs[p]];
             earlier_first = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * (n + 1)));
             earlier = static_cast<uint32 *>(MemoryContextAllocHuge(load->chunk_context, sizeof(uint32) * Max(pairs.n, Size{1})));
-            memset(earlier_first, 0, sizeof(uint32) * (n + 1));
-            for (Size p = 0; p < pairs.n; ++p) earlier_first[pairs.pairs[2 * p + 1] + 1]++;
-            for (uint64 r = 0; r < n; ++r) earlier_first[r + 1] += earlier_first[r];
-            for (Size p = 0; p < pairs.n; ++p) earlier[earlier_first[pairs.pairs[2 * p + 1]]++] = pairs.pairs[2 * p];
-            for (uint64 r = n; r > 0; --r) earlier_first[r] = earlier_first[r - 1];
-            earlier_first[0] = 0;
+            // The pairs (i, j) grouped by their later row j.
+            simhash::counting_sort(
+                pairs.n, n, earlier_first, [&](Size p) { return pairs.pairs[2 * p + 1]; },
+                [&](Size p, uint32 at) { earlier[at] = pairs.pairs[2 * p]; });
         }
         pfree(scratch);
     }

@@ -549,7 +549,6 @@ constexpr int kProbesAhead = 4;
 // A batch sweep reads a whole slot (1-2 pages) and starts further ahead: its reading from memory,
 // not its comparisons, is what it waits for.
 constexpr int kSweepSlotsAhead = 8;
-constexpr int kMaxProbesAhead = Max(kProbesAhead, kSweepSlotsAhead);
 
 struct PendingProbe {
     int table;
@@ -572,6 +571,7 @@ void set_probe_center(ProbeQuery *q, int64 center) {
 // table-0 fingerprint's key), so tables 0 and 2 give every pair whose blocks 0-1 or 2-3 are within
 // one bit, which every pair within 3 bits is. A batch of a million rows touches nearly every slot:
 // read in order, half of the run's tables once, instead of probing all four for each row.
+//
 // Only for a batch large enough: each center wants 17 slots of each of the two tables instead of
 // one of each of the four, so a small batch reads fewer pages through its probes (one slot of
 // each table a center, compared with that center alone). The sweep is chosen when the slots it
@@ -707,22 +707,21 @@ struct ProbeGroup {
 // batch (`group`), wanted holds each (table, value) once, and it is probed for each of its
 // centers in turn, q's center switched to each before: located and pinned once.
 void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, const ProbeGroup *group) {
-    const Size in_flight = kProbesAhead;
-    PendingProbe ahead[kMaxProbesAhead];
+    PendingProbe ahead[kProbesAhead];
     auto locate = [&](Size i) {
-        PendingProbe &p = ahead[i % in_flight];
+        PendingProbe &p = ahead[i % kProbesAhead];
         p.table = wanted[i].table;
         p.value = wanted[i].value;
         p.range = probe_range(index, q, p.table, p.value);
     };
     auto pin = [&](Size i) {
-        PendingProbe &p = ahead[i % in_flight];
+        PendingProbe &p = ahead[i % kProbesAhead];
         p.pinned = pin_ahead(index, p.range, p.table, kProbeLinesAhead);
     };
     // The first probes in three rounds (directory slots, buffer headers, pins), so that the cache
     // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
     // buffer header's spinlock, an atomic instruction that waits for every load before it.
-    const Size first = Min(n, in_flight);
+    const Size first = Min(n, static_cast<Size>(kProbesAhead));
     for (Size i = 0; i < first; ++i) {  // the slots' lines (backend memory; locate() copies a page not copied yet)
         const SimhashDirSlot *slot = simhash_copied_dir_slot(&q->cached_run, wanted[i].table,
                                                              simhash_prefix(wanted[i].value, &q->g, wanted[i].table));
@@ -734,10 +733,10 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
     for (Size i = 0; i < first; ++i) pin(i);
     for (Size i = 0; i < n; ++i) {
         if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
-        const PendingProbe current = ahead[i % in_flight];
-        if (i + in_flight < n) {
-            locate(i + in_flight);
-            pin(i + in_flight);
+        const PendingProbe current = ahead[i % kProbesAhead];
+        if (i + kProbesAhead < n) {
+            locate(i + kProbesAhead);
+            pin(i + kProbesAhead);
         }
         if (group == nullptr) {
             probe(index, q, current.table, current.value, current.range, current.pinned);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/counting_sort.h"
 #include "core/hamming.h"
 
 namespace simhash {
@@ -42,13 +43,9 @@ void compute_keys(const uint64_t *fingerprints, size_t n, const BitPermuter *ord
 // Counting sort of the rows by block t (stable: rows ascending within a value); starts[v] is
 // where value v's rows begin, starts[kValues] = n.
 void sort_by_block(const Scratch &s, size_t n, int t) {
-    std::memset(s.starts, 0, (kValues + 1) * sizeof(uint32_t));
-    for (size_t i = 0; i < n; ++i) s.starts[block_of(s.keys[i], t) + 1]++;
-    for (size_t v = 0; v < kValues; ++v) s.starts[v + 1] += s.starts[v];
-    // starts[v] is consumed as the write position; rebuilt below.
-    for (size_t i = 0; i < n; ++i) s.sorted[s.starts[block_of(s.keys[i], t)]++] = static_cast<uint32_t>(i);
-    for (size_t v = kValues; v > 0; --v) s.starts[v] = s.starts[v - 1];
-    s.starts[0] = 0;
+    counting_sort(
+        n, kValues, s.starts, [&](size_t i) { return block_of(s.keys[i], t); },
+        [&](size_t i, uint32_t at) { s.sorted[at] = static_cast<uint32_t>(i); });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/counting_sort.h"
 #include "core/hamming.h"
 
 namespace simhash {
@@ -26,19 +27,12 @@ void slot_groups_build(SlotGroups *groups, void *memory, const uint64_t *keys, c
     p += sizeof(uint64_t) * n;
     groups->centers = reinterpret_cast<uint32_t *>(p);
     groups->n = n;
-    // Counting sort on the slot; first[v + 1] counts, then becomes where slot v + 1 starts.
-    uint32_t *first = groups->first;
-    std::memset(first, 0, sizeof(uint32_t) * (kSlotSweepSlots + 1));
-    for (size_t i = 0; i < n; ++i) ++first[slot_of(keys[i]) + 1];
-    for (uint32_t v = 0; v < kSlotSweepSlots; ++v) first[v + 1] += first[v];
-    // Placed through first[v] (advanced as each lands), then first[] shifted back by one slot.
-    for (size_t i = 0; i < n; ++i) {
-        const uint32_t at = first[slot_of(keys[i])]++;
-        groups->keys[at] = keys[i];
-        groups->centers[at] = centers[i];
-    }
-    for (uint32_t v = kSlotSweepSlots; v > 0; --v) first[v] = first[v - 1];
-    first[0] = 0;
+    counting_sort(
+        n, kSlotSweepSlots, groups->first, [&](size_t i) { return slot_of(keys[i]); },
+        [&](size_t i, uint32_t at) {
+            groups->keys[at] = keys[i];
+            groups->centers[at] = centers[i];
+        });
 }
 
 bool slot_groups_want(const SlotGroups *groups, uint32_t slot) {
