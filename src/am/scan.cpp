@@ -585,11 +585,18 @@ bool sweeps_halves(const ProbeQuery *q, const SimhashRunData *run, Size n) {
     return sweep_slots <= probe_slots;
 }
 
+// Entries a sweep asks for ahead of the one it compares, within a page: each page of a slot is
+// where its stream starts (pages lie anywhere in shared buffers), and the hardware prefetcher
+// alone ramps up too late on a page read once, front to back.
+constexpr int kSweepEntriesAhead = 64;
+
 // The entries of one slot of table t (0 or 2) within the radius of the slot's centers (`wants`),
 // to the batch's caller. `pinned`: the range's first page, pinned by pin_ahead.
 void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRange &range, Buffer pinned,
                 simhash::SlotWants *wants) {
     const SimhashDirSlot &last_slot = range.end;
+    const simhash::BitPermuter *permuter = q->g.permuter;  // loaded once: stores below may alias q
+    const int radius = q->r;
     BlockNumber blkno = range.begin.blkno;
     int start = range.begin.offset;
     uint32 positions[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
@@ -610,9 +617,10 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
             // TID, in the page's other half, read only then).
             const int64 *fps = SimhashPageGetFps(page);
             for (int i = start; i < n; ++i) {
-                const uint64 key = simhash_key(fps[i], &q->g);
+                __builtin_prefetch(fps + i + kSweepEntriesAhead);
+                const uint64 key = permuter ? permuter->key(static_cast<uint64>(fps[i])) : static_cast<uint64>(fps[i]);
                 if (!simhash::slot_wants_next(wants, simhash::next_block_of(key))) continue;
-                const Size m = simhash::slot_wants_select(wants, key, q->r);
+                const Size m = simhash::slot_wants_select(wants, key, radius);
                 if (m == 0) continue;
                 ItemPointerData tid = *simhash_page_tid(page, i);
                 if (!simhash_tid_is_dead(&tid)) emit_within(m, &tid);
@@ -622,8 +630,9 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
             // radius of a center's.
             const SimhashRef *refs = SimhashPageGetRefs(page);
             for (int i = start; i < n; ++i) {
+                __builtin_prefetch(refs + i + kSweepEntriesAhead);
                 if (!simhash::slot_wants_next(wants, refs[i].key >> 16)) continue;
-                if (simhash::slot_wants_any48(wants, (uint64{slot} << 32) | refs[i].key, q->r)) positions[nfetch++] = refs[i].pos;
+                if (simhash::slot_wants_any48(wants, (uint64{slot} << 32) | refs[i].key, radius)) positions[nfetch++] = refs[i].pos;
             }
         }
         blkno = last ? InvalidBlockNumber : opaque->next;
@@ -635,7 +644,7 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
             fetch_entries(index, q, positions + k, count, entries);
             for (Size e = 0; e < count; ++e)
                 if (!simhash_tid_is_dead(&entries[e].tid))
-                    emit_within(simhash::slot_wants_select(wants, simhash::rotate_blocks(simhash_key(entries[e].fp, &q->g), t), q->r),
+                    emit_within(simhash::slot_wants_select(wants, simhash::rotate_blocks(simhash_key(entries[e].fp, &q->g), t), radius),
                                 &entries[e].tid);
         }
     }
