@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Checks the dynamic symbols the built module exports: exactly Pg_magic_func, _PG_init, and for
-# every C function that an install or upgrade script (simhash--*.sql) binds, its link symbol and
-# its pg_finfo_ record. Anything else exported (a libstdc++ template instantiation, xxHash, a core
+# Checks the dynamic symbols the built module exports: exactly Pg_magic_func, _PG_init, the
+# parallel workers' entry points (named in CreateParallelContext calls in src/), and for every C
+# function that an install or upgrade script (simhash--*.sql) binds, its link symbol and its
+# pg_finfo_ record. Anything else exported (a libstdc++ template instantiation, xxHash, a core
 # or glue function) or an entry point missing fails the check.
 # Usage: scripts/check_exports.sh [path/to/simhash.so]   (default: the one built in the repository)
 set -euo pipefail
@@ -17,7 +18,8 @@ wanted=$(perl -0777 -ne '
         my $symbol = defined $2 ? $2 : lc $1;
         print "$symbol\npg_finfo_$symbol\n";
     }' "$REPO_ROOT"/simhash--*.sql | sort -u)
-wanted=$(printf '%s\n' "$wanted" Pg_magic_func _PG_init | sort -u)
+workers=$(grep -rhoP 'CreateParallelContext\("simhash", "\K\w+' "$REPO_ROOT"/src || true)
+wanted=$(printf '%s\n' "$wanted" $workers Pg_magic_func _PG_init | sort -u)
 
 exported=$(nm -D --defined-only "$SO" | awk '{print $NF}' | sort -u)
 

@@ -19,11 +19,16 @@ END $$;
 --   clustered: the load's rows chained 1-2 bits apart, so that which ones survive depends on the
 --              order (a row near a skipped row is kept, one near a kept row is not)
 --   uniform wide, skewed wide: 60,000 rows into 300,000 (a batch large enough to be swept)
+--   dense wide:   as uniform wide, but one library row in 50 has the same fingerprint (its top bit
+--                 set), so that the load's rows near it find 6,000 library rows each
 CREATE TABLE distinct_sets (data text, lib_rows int, load_rows int);
 INSERT INTO distinct_sets VALUES ('uniform', 20000, 6000), ('skewed', 20000, 6000), ('clustered', 5000, 3000),
-                                 ('uniform wide', 300000, 60000), ('skewed wide', 300000, 60000);
+                                 ('uniform wide', 300000, 60000), ('skewed wide', 300000, 60000),
+                                 ('dense wide', 300000, 60000);
 CREATE FUNCTION distinct_fp(data text, seed bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE WHEN data LIKE 'skewed%' THEN hashint8extended(seed, 5) & ~4095::bigint ELSE hashint8extended(seed, 5) END $$;
+    SELECT CASE WHEN data LIKE 'skewed%' THEN hashint8extended(seed, 5) & ~4095::bigint
+                WHEN data = 'dense wide' AND seed <= 300000 AND seed % 50 = 0 THEN hashint8extended(1, 5) | (1::bigint << 63)
+                ELSE hashint8extended(seed, 5) END $$;
 CREATE FUNCTION distinct_load(data text, lib_rows int, load_rows int)
 RETURNS TABLE (ord int, id bigint, fp bigint) LANGUAGE sql IMMUTABLE AS $$
     WITH RECURSIVE chain(i, fp) AS (  -- clustered: each row 1 or 2 bits from the one before
@@ -107,13 +112,23 @@ CALL distinct_loads('skewed', 20000, NULL, label => ', vacuumed');
 -- A library of 300,000 rows in four tables: its run's directory is the whole 16-bit block, where
 -- the batch search of a large chunk sweeps two of the four tables (the ones keyed on blocks 0 and
 -- 2), reading only the entries whose blocks 0-1 or 2-3 are within one bit of a row's; a small
--- chunk probes the four.
+-- chunk probes the four. A run that large is swept by the backend and a parallel worker, half of
+-- the slots each; with max_parallel_maintenance_workers = 0, by the backend alone. With 'dense
+-- wide' the worker's results overflow its shared memory (the rows near the common fingerprint
+-- find 6,000 entries each, in the worker's half): the backend then sweeps every slot itself.
 CALL distinct_compare('uniform', 300000, NULL, '4');
 CALL distinct_compare('uniform wide', 300000, NULL, '4');
 CALL distinct_compare('skewed wide', 300000, NULL, '4');
 CALL distinct_libraries('skewed wide', 300000, '4');
 VACUUM lib_trigger, lib_bulk;
 CALL distinct_loads('skewed wide', 300000, NULL, '4', ', vacuumed');
+CALL distinct_compare('dense wide', 300000, NULL, '4');
+SET max_parallel_maintenance_workers = 0;
+CALL distinct_libraries('uniform wide', 300000, '4');
+CALL distinct_loads('uniform wide', 300000, NULL, '4', ', one process');
+CALL distinct_libraries('skewed wide', 300000, '4');
+CALL distinct_loads('skewed wide', 300000, NULL, '4', ', one process');
+RESET max_parallel_maintenance_workers;
 SELECT tables, dirbits FROM simhash_index_runs('lib_bulk_fp_idx') ORDER BY entries DESC LIMIT 1;
 SELECT * FROM distinct_results ORDER BY data, memory_limit NULLS LAST;
 -- Nothing within 3 bits of anything else among the rows the load added (the last data set).

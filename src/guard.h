@@ -1,5 +1,6 @@
 // The one boundary between C++ and PostgreSQL. Every SQL-callable function of the extension is
-// defined with SIMHASH_FUNCTION, which runs its body inside call_guarded():
+// defined with SIMHASH_FUNCTION, which runs its body inside call_guarded() (and the parallel
+// workers' entry point runs its body inside run_guarded(), the same guard):
 //  - a C++ exception never reaches PostgreSQL: it is caught, its message copied into a plain
 //    buffer, and the PostgreSQL error is raised only after the catch block has ended, so no
 //    exception object or unwinding state is alive when ereport() longjmps;
@@ -49,15 +50,18 @@ inline simhash::StopPoll interrupt_poll() { return simhash::StopPoll(interrupt_r
 // nothing left to raise. Call it only once the core work that stopped has returned.
 [[noreturn]] void raise_interrupt(const char *function_name);
 
-template <Datum (*Body)(FunctionCallInfo)>
-Datum call_guarded(FunctionCallInfo fcinfo, const char *function_name) {
+// Runs body() (any callable) so that no C++ exception leaves it: what it throws is raised as a
+// PostgreSQL error once the catch blocks have ended. `function_name` names unexpected errors.
+template <typename Body>
+void run_guarded(const char *function_name, Body body) {
     int sqlstate;
     char message[512];
     const char *hint = nullptr;
     bool internal = false;  // unexpected errors name the C function, user errors speak for themselves
     bool stopped = false;
     try {
-        return Body(fcinfo);
+        body();
+        return;
     } catch (const simhash::Stopped &) {
         stopped = true;
     } catch (const SqlError &e) {
@@ -87,7 +91,13 @@ Datum call_guarded(FunctionCallInfo fcinfo, const char *function_name) {
     if (internal)
         ereport(ERROR, (errcode(sqlstate), errmsg_internal("%s: %s", function_name, message)));
     ereport(ERROR, (errcode(sqlstate), errmsg("%s", message), hint ? errhint("%s", hint) : 0));
-    pg_unreachable();
+}
+
+template <Datum (*Body)(FunctionCallInfo)>
+Datum call_guarded(FunctionCallInfo fcinfo, const char *function_name) {
+    Datum result = (Datum)0;
+    run_guarded(function_name, [&] { result = Body(fcinfo); });
+    return result;
 }
 
 }  // namespace simhash_pg

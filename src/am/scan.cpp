@@ -27,13 +27,18 @@
 #include "core/blocks.h"
 #include "core/slot_sweep.h"
 #include "hamming_ball.h"
+#include "guard.h"
 
 extern "C" {
 #include "access/itup.h"
+#include "access/parallel.h"
 #include "access/relscan.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
+#include "storage/shm_toc.h"
+#include "utils/snapmgr.h"
 #include "utils/spccache.h"
 }
 
@@ -140,6 +145,10 @@ struct ProbeQuery {
     // A batch that needs one entry a center (simhash_search_batch's `found`): the centers that
     // have one, searched no further.
     uint8 *batch_have;
+    // In a parallel sweep, the flags both processes set and read (batch_have stays the leader's).
+    uint8 *batch_shared_have;
+    // A sweep stops between slots once batch_full is set (a parallel worker's results are full).
+    bool batch_full;
 };
 
 // Room for one more element in a scan's growing array.
@@ -259,6 +268,7 @@ void emit_batch(ProbeQuery *q, Size center, ItemPointer tid) {
     if (simhash_tid_is_null(tid)) return;
     q->found++;
     if (q->batch_have) q->batch_have[center] = 1;
+    if (q->batch_shared_have) q->batch_shared_have[center] = 1;
     q->batch_found(q->batch_context, center, tid);
 }
 
@@ -651,58 +661,286 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
     if (BufferIsValid(pinned)) ReleaseBuffer(pinned);
 }
 
-// Sweeps tables 0 and 2 of the run in q->cached_run for the batch's centers (those without an
-// entry yet, where the batch needs one each): every slot some center wants, in order, several
-// started ahead.
-void sweep_halves(Relation index, ProbeQuery *q, const int64 *centers, Size n) {
-    uint64 *keys = static_cast<uint64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, Size{1})));
-    uint32 *numbers = static_cast<uint32 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * Max(n, Size{1})));
-    void *group_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::slot_groups_bytes(n));
-    void *wants_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::slot_wants_bytes(n));
-    simhash::SlotWants *wants = static_cast<simhash::SlotWants *>(palloc(sizeof(simhash::SlotWants)));
-    uint32 *slots = static_cast<uint32 *>(palloc(sizeof(uint32) * simhash::kSlotSweepSlots));
-    for (int t = 0; t < 4; t += 2) {
-        Size m = 0;
-        for (Size i = 0; i < n; ++i) {
-            if (q->batch_have && q->batch_have[i]) continue;
-            keys[m] = simhash::rotate_blocks(simhash_key(centers[i], &q->g), t);
-            numbers[m++] = static_cast<uint32>(i);
+// Memory for sweeping one table at a time for up to n centers: their rotated keys and batch
+// numbers, the groups by slot, a slot's wants, the slots to sweep.
+struct SweepScratch {
+    uint64 *keys;
+    uint32 *numbers;
+    void *group_memory;
+    void *wants_memory;
+    simhash::SlotWants *wants;
+    uint32 *slots;
+};
+
+void sweep_scratch_init(SweepScratch *s, Size n) {
+    s->keys = static_cast<uint64 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * Max(n, Size{1})));
+    s->numbers = static_cast<uint32 *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * Max(n, Size{1})));
+    s->group_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::slot_groups_bytes(n));
+    s->wants_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::slot_wants_bytes(n));
+    s->wants = static_cast<simhash::SlotWants *>(palloc(sizeof(simhash::SlotWants)));
+    s->slots = static_cast<uint32 *>(palloc(sizeof(uint32) * simhash::kSlotSweepSlots));
+}
+
+void sweep_scratch_free(SweepScratch *s) {
+    pfree(s->slots);
+    pfree(s->wants);
+    pfree(s->wants_memory);
+    pfree(s->group_memory);
+    pfree(s->numbers);
+    pfree(s->keys);
+}
+
+// The keys of the centers still to search (those without an entry yet, per `skip`, where the
+// batch needs one each) rotated for table t, and their batch numbers, into s; returns how many.
+Size sweep_centers(const ProbeQuery *q, const int64 *centers, Size n, const uint8 *skip, int t, SweepScratch *s) {
+    Size m = 0;
+    for (Size i = 0; i < n; ++i) {
+        if (skip && skip[i]) continue;
+        s->keys[m] = simhash::rotate_blocks(simhash_key(centers[i], &q->g), t);
+        s->numbers[m++] = static_cast<uint32>(i);
+    }
+    return m;
+}
+
+// Sweeps table t (0 or 2) of the run in q->cached_run for the m centers in s: every slot in
+// [from, to) some center wants, in order, several started ahead. Stops between slots once
+// q->batch_full is set.
+void sweep_table(Relation index, ProbeQuery *q, int t, Size m, uint32 from, uint32 to, SweepScratch *s) {
+    simhash::SlotGroups groups;
+    simhash::slot_groups_build(&groups, s->group_memory, s->keys, s->numbers, m);
+    simhash::slot_wants_init(s->wants, s->wants_memory, m);
+    Size nslots = 0;
+    for (uint32 v = from; v < to; ++v)
+        if (simhash::slot_groups_want(&groups, v)) s->slots[nslots++] = v;
+    PendingProbe ahead[kSweepSlotsAhead];
+    auto start_slot = [&](Size i) {
+        PendingProbe &p = ahead[i % kSweepSlotsAhead];
+        p.table = t;
+        p.value = s->slots[i];
+        p.range = probe_range(index, q, t, p.value);
+        p.pinned = pin_ahead(index, p.range, t, kSweepLinesAhead);
+        simhash::slot_groups_prefetch(&groups, p.value);
+    };
+    for (Size i = 0; i < Min(nslots, static_cast<Size>(kSweepSlotsAhead)); ++i) start_slot(i);
+    for (Size i = 0; i < nslots; ++i) {
+        if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
+        const PendingProbe current = ahead[i % kSweepSlotsAhead];
+        if (i + kSweepSlotsAhead < nslots) start_slot(i + kSweepSlotsAhead);
+        if (current.range.empty()) {
+            if (BufferIsValid(current.pinned)) ReleaseBuffer(current.pinned);
+            continue;
         }
-        if (m == 0) break;
-        simhash::SlotGroups groups;
-        simhash::slot_groups_build(&groups, group_memory, keys, numbers, m);
-        simhash::slot_wants_init(wants, wants_memory, m);
-        Size nslots = 0;
-        for (uint32 v = 0; v < simhash::kSlotSweepSlots; ++v)
-            if (simhash::slot_groups_want(&groups, v)) slots[nslots++] = v;
-        PendingProbe ahead[kSweepSlotsAhead];
-        auto start_slot = [&](Size i) {
-            PendingProbe &p = ahead[i % kSweepSlotsAhead];
-            p.table = t;
-            p.value = slots[i];
-            p.range = probe_range(index, q, t, p.value);
-            p.pinned = pin_ahead(index, p.range, t, kSweepLinesAhead);
-            simhash::slot_groups_prefetch(&groups, p.value);
-        };
-        for (Size i = 0; i < Min(nslots, static_cast<Size>(kSweepSlotsAhead)); ++i) start_slot(i);
-        for (Size i = 0; i < nslots; ++i) {
-            if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
-            const PendingProbe current = ahead[i % kSweepSlotsAhead];
-            if (i + kSweepSlotsAhead < nslots) start_slot(i + kSweepSlotsAhead);
-            if (current.range.empty()) {
-                if (BufferIsValid(current.pinned)) ReleaseBuffer(current.pinned);
-                continue;
-            }
-            simhash::slot_wants_fill(wants, &groups, current.value);
-            sweep_slot(index, q, t, current.value, current.range, current.pinned, wants);
+        simhash::slot_wants_fill(s->wants, &groups, current.value);
+        sweep_slot(index, q, t, current.value, current.range, current.pinned, s->wants);
+        if (q->batch_full) {
+            // The slots started ahead are left: their pins go.
+            for (Size k = i + 1; k < Min(nslots, i + 1 + kSweepSlotsAhead); ++k)
+                if (BufferIsValid(ahead[k % kSweepSlotsAhead].pinned)) ReleaseBuffer(ahead[k % kSweepSlotsAhead].pinned);
+            return;
         }
     }
-    pfree(slots);
-    pfree(wants);
-    pfree(wants_memory);
-    pfree(group_memory);
-    pfree(numbers);
-    pfree(keys);
+}
+
+// A parallel sweep: the leader and one worker each sweep half of the slots of table 0, then,
+// once both are done with it, half of those of table 2. A center found in table 0 by either
+// (their shared flags) is not looked for in table 2, as in a sweep by one process; on two cores
+// the check of a large chunk takes half the time. The worker reports its (center, heap TID) pairs
+// through the shared memory below; if they overflow it, the leader drops them and sweeps every
+// slot itself.
+constexpr uint64 kSweepKeyShared = UINT64CONST(0x5348000000000001);
+constexpr uint64 kSweepKeyCenters = UINT64CONST(0x5348000000000002);
+constexpr uint64 kSweepKeyHave = UINT64CONST(0x5348000000000003);
+constexpr uint64 kSweepKeyFound = UINT64CONST(0x5348000000000004);
+// A run with fewer entries is swept by the leader alone: starting a worker (a new process that
+// opens the index) costs a few milliseconds, about what sweeping a quarter of a million entries
+// costs.
+constexpr uint64 kParallelSweepMinEntries = uint64{1} << 18;
+constexpr uint32 kSweepHalf = simhash::kSlotSweepSlots / 2;
+
+struct SweepShared {
+    Oid index_oid;
+    uint64 index_id;
+    SimhashRunSlot run;
+    int radius;
+    Size ncenters;
+    Size capacity;                 // room for this many results
+    pg_atomic_uint32 tables_done;  // processes done with table 0
+    // Written by the worker.
+    Size nfound;
+    bool overflowed;
+    bool finished;
+};
+
+struct SweepFound {
+    uint32 center;
+    ItemPointerData tid;
+};
+
+struct WorkerResults {
+    SweepFound *found;
+    Size n;
+    Size capacity;
+    ProbeQuery *q;
+};
+
+void worker_found(void *context, Size center, ItemPointer tid) {
+    WorkerResults *results = static_cast<WorkerResults *>(context);
+    if (results->n == results->capacity) {
+        results->q->batch_full = true;
+        return;
+    }
+    results->found[results->n].center = static_cast<uint32>(center);
+    results->found[results->n].tid = *tid;
+    results->n++;
+}
+
+// Sets q up to search a run (its geometry, bit order and directories).
+void set_probe_run(ProbeQuery *q, const SimhashCachedRun &cached) {
+    simhash_geometry(cached.run->ntables, cached.run->dirbits, &q->g);
+    q->g.permuter = cached.permuter;
+    q->cached_run = cached;
+}
+
+// Until the other process is done with table 0 too (the leader: or its worker has stopped).
+void wait_for_table_0(SweepShared *shared, ParallelContext *pcxt) {
+    pg_atomic_fetch_add_u32(&shared->tables_done, 1);
+    while (pg_atomic_read_u32(&shared->tables_done) < 2) {
+        CHECK_FOR_INTERRUPTS();
+        pid_t pid;
+        if (pcxt != nullptr && GetBackgroundWorkerPid(pcxt->worker[0].bgwhandle, &pid) == BGWH_STOPPED) break;
+        pg_usleep(100);
+    }
+    pg_memory_barrier();  // the other's flags, set before its increment, are seen
+}
+
+// Tables 0 and then 2 over the slots [from, to), for the centers `skip` does not rule out (read
+// again for table 2: what table 0 found is not looked for again). `shared`: a parallel sweep's,
+// whose halves meet between the tables.
+void sweep_tables(Relation index, ProbeQuery *q, const int64 *centers, Size n, const uint8 *skip, uint32 from, uint32 to,
+                  SweepScratch *s, SweepShared *shared, ParallelContext *pcxt) {
+    const Size m0 = sweep_centers(q, centers, n, skip, 0, s);
+    if (m0 > 0) sweep_table(index, q, 0, m0, from, to, s);
+    if (shared != nullptr) wait_for_table_0(shared, pcxt);
+    if (q->batch_full) return;
+    const Size m2 = sweep_centers(q, centers, n, skip, 2, s);
+    if (m2 > 0) sweep_table(index, q, 2, m2, from, to, s);
+}
+
+void sweep_worker(shm_toc *toc) {
+    SweepShared *shared = static_cast<SweepShared *>(shm_toc_lookup(toc, kSweepKeyShared, false));
+    const int64 *centers = static_cast<const int64 *>(shm_toc_lookup(toc, kSweepKeyCenters, false));
+    uint8 *have = static_cast<uint8 *>(shm_toc_lookup(toc, kSweepKeyHave, false));
+    SweepFound *found = static_cast<SweepFound *>(shm_toc_lookup(toc, kSweepKeyFound, false));
+    // The leader holds the index locked; the worker's lock joins its lock group.
+    Relation index = index_open(shared->index_oid, AccessShareLock);
+    ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
+    q->nkeys = 1;
+    q->radius[0] = q->r = shared->radius;
+    q->primary = 0;
+    WorkerResults results = {found, 0, shared->capacity, q};
+    q->batch_found = worker_found;
+    q->batch_context = &results;
+    q->batch_shared_have = have;
+    SimhashCachedRun cached;
+    simhash_cached_run(index, shared->index_id, &shared->run, &cached);
+    set_probe_run(q, cached);
+    SweepScratch s;
+    sweep_scratch_init(&s, shared->ncenters);
+    sweep_tables(index, q, centers, shared->ncenters, have, kSweepHalf, simhash::kSlotSweepSlots, &s, shared, nullptr);
+    sweep_scratch_free(&s);
+    shared->nfound = results.n;
+    shared->overflowed = q->batch_full;
+    shared->finished = true;
+    index_close(index, AccessShareLock);
+}
+
+// Starts a worker sweeping the upper half of the slots of the run `slot`; nullptr when none
+// could start. The shared flags start as the batch's.
+ParallelContext *start_parallel_sweep(Relation index, ProbeQuery *q, uint64 index_id, const SimhashRunSlot *slot,
+                                      const int64 *centers, Size n) {
+    if (max_parallel_maintenance_workers == 0 || IsInParallelMode() || !IsUnderPostmaster ||
+        slot->nentries < kParallelSweepMinEntries || !ActiveSnapshotSet())
+        return nullptr;
+    // Room for two results a center: a chunk rich in near-duplicates may need more, and then the
+    // leader sweeps alone after all.
+    const Size capacity = 2 * n + 1024;
+    EnterParallelMode();
+    ParallelContext *pcxt = CreateParallelContext("simhash", "simhash_sweep_worker_main", 1);
+    shm_toc_estimate_chunk(&pcxt->estimator, sizeof(SweepShared));
+    shm_toc_estimate_chunk(&pcxt->estimator, sizeof(int64) * n);
+    shm_toc_estimate_chunk(&pcxt->estimator, n);
+    shm_toc_estimate_chunk(&pcxt->estimator, sizeof(SweepFound) * capacity);
+    shm_toc_estimate_keys(&pcxt->estimator, 4);
+    InitializeParallelDSM(pcxt);
+    if (pcxt->seg == nullptr) {  // no dynamic shared memory to be had
+        DestroyParallelContext(pcxt);
+        ExitParallelMode();
+        return nullptr;
+    }
+    SweepShared *shared = static_cast<SweepShared *>(shm_toc_allocate(pcxt->toc, sizeof(SweepShared)));
+    shared->index_oid = RelationGetRelid(index);
+    shared->index_id = index_id;
+    shared->run = *slot;
+    shared->radius = q->r;
+    shared->ncenters = n;
+    shared->capacity = capacity;
+    pg_atomic_init_u32(&shared->tables_done, 0);
+    shared->nfound = 0;
+    shared->overflowed = false;
+    shared->finished = false;
+    int64 *shared_centers = static_cast<int64 *>(shm_toc_allocate(pcxt->toc, sizeof(int64) * n));
+    memcpy(shared_centers, centers, sizeof(int64) * n);
+    uint8 *have = static_cast<uint8 *>(shm_toc_allocate(pcxt->toc, n));
+    if (q->batch_have)
+        memcpy(have, q->batch_have, n);
+    else
+        memset(have, 0, n);
+    shm_toc_insert(pcxt->toc, kSweepKeyShared, shared);
+    shm_toc_insert(pcxt->toc, kSweepKeyCenters, shared_centers);
+    shm_toc_insert(pcxt->toc, kSweepKeyHave, have);
+    shm_toc_insert(pcxt->toc, kSweepKeyFound, shm_toc_allocate(pcxt->toc, sizeof(SweepFound) * capacity));
+    LaunchParallelWorkers(pcxt);
+    if (pcxt->nworkers_launched == 0) {
+        DestroyParallelContext(pcxt);
+        ExitParallelMode();
+        return nullptr;
+    }
+    return pcxt;
+}
+
+// Sweeps tables 0 and 2 of the run `slot` (in q->cached_run) for the batch's centers, half of the
+// slots in a parallel worker when one can start.
+void sweep_halves(Relation index, ProbeQuery *q, uint64 index_id, const SimhashRunSlot *slot, const int64 *centers, Size n) {
+    SweepScratch s;
+    sweep_scratch_init(&s, n);
+    ParallelContext *pcxt = start_parallel_sweep(index, q, index_id, slot, centers, n);
+    if (pcxt == nullptr) {
+        sweep_tables(index, q, centers, n, q->batch_have, 0, simhash::kSlotSweepSlots, &s, nullptr, nullptr);
+        sweep_scratch_free(&s);
+        return;
+    }
+    SweepShared *shared = static_cast<SweepShared *>(shm_toc_lookup(pcxt->toc, kSweepKeyShared, false));
+    uint8 *shared_have = static_cast<uint8 *>(shm_toc_lookup(pcxt->toc, kSweepKeyHave, false));
+    q->batch_shared_have = shared_have;
+    sweep_tables(index, q, centers, n, shared_have, 0, kSweepHalf, &s, shared, pcxt);
+    WaitForParallelWorkersToFinish(pcxt);
+    q->batch_shared_have = nullptr;
+    const bool complete = shared->finished && !shared->overflowed;
+    if (complete) {
+        const SweepFound *found = static_cast<SweepFound *>(shm_toc_lookup(pcxt->toc, kSweepKeyFound, false));
+        for (Size k = 0; k < shared->nfound; ++k) {
+            if ((k & 4095) == 0) CHECK_FOR_INTERRUPTS();
+            ItemPointerData tid = found[k].tid;
+            emit_batch(q, found[k].center, &tid);
+        }
+    }
+    DestroyParallelContext(pcxt);
+    ExitParallelMode();
+    // The worker's results are lost: its half (and, since the leader's half of table 2 left out
+    // the centers it had found, everything) is swept again, for the centers the leader's own
+    // results do not settle.
+    if (!complete) sweep_tables(index, q, centers, n, q->batch_have, 0, simhash::kSlotSweepSlots, &s, nullptr, nullptr);
+    sweep_scratch_free(&s);
 }
 
 // A batch's probes of one (table, value): the centers that want it, members[first .. end) of the
@@ -1021,11 +1259,9 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
             each_center(copy, run->tables[0].first, SIMHASH_DATA, slot->nentries);
             continue;
         }
-        simhash_geometry(run->ntables, run->dirbits, &q->g);
-        q->g.permuter = cached.permuter;
-        q->cached_run = cached;
+        set_probe_run(q, cached);
         if (sweeps_halves(q, run, n)) {
-            sweep_halves(index, q, centers, n);
+            sweep_halves(index, q, index_id, slot, centers, n);
             continue;
         }
         double per_center = 0;
@@ -1287,4 +1523,10 @@ void simhash_amendscan(IndexScanDesc scan) {
     if (so->tids) pfree(so->tids);
     if (so->items) pfree(so->items);
     pfree(so);
+}
+
+// The parallel sweep's worker (see start_parallel_sweep), started by name by PostgreSQL.
+extern "C" SIMHASH_EXPORT void simhash_sweep_worker_main(dsm_segment *seg, shm_toc *toc);
+extern "C" void simhash_sweep_worker_main(dsm_segment *, shm_toc *toc) {
+    simhash_pg::run_guarded("simhash_sweep_worker_main", [&] { sweep_worker(toc); });
 }
