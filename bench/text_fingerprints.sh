@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fills bench_text_fingerprints (see bench_data.sql) with the text data set's rows 1..ROWS in JOBS
 # parallel sessions (default: the number of cores), in chunks of CHUNK rows (default 1M), each its own
-# transaction. The text fingerprints cost ~40 us a row in one session: 100M rows take about
-# an hour on two cores. radius_bench.sh and topk_bench.sh with DATA=text then read them.
+# transaction. The text fingerprints cost ~4 us a row in one session (pg_temp.bench_text_fill):
+# 300M rows take about ten minutes on two cores. radius_bench.sh, topk_bench.sh and
+# scale_bench.sh with DATA=text then read them.
 #
 # Usage: bench/text_fingerprints.sh ROWS [JOBS]   (PGHOST, PGPORT, PGUSER, PGDATABASE; superuser,
 # to read the machine's licence texts)
