@@ -135,13 +135,27 @@ SELECT * FROM distinct_results ORDER BY data, memory_limit NULLS LAST;
 SELECT count(*) AS near_pairs FROM lib_bulk a JOIN lib_bulk b ON hamming(a.fp, b.fp) <= 3 AND a.id < b.id
 WHERE b.id >= 1000000;
 
--- 'mark' on a chunk large enough to be swept: every row of the load goes in; a row is marked
--- exactly when a row inserted before it (a library row, or a lower id of the load) lies within 3
--- bits, and its mark names such a row.
+-- 'mark' on a chunk large enough to be swept (by the backend and a parallel worker): every row of
+-- the load goes in; a row is marked exactly when a row inserted before it (a library row, or a
+-- lower id of the load) lies within 3 bits, its mark names such a row, and it names the row the
+-- trigger's 'mark' names (the nearest, which needs every entry within the radius, not one a row).
+-- For 60 new rows of the load, two library rows: one 3 bits away whose blocks 0-1 are within one
+-- bit of the row's (found in table 0 only), and a nearer one, 2 bits away in blocks 0-1 (found in
+-- table 2 only): the mark names the nearer.
 CREATE TABLE lib_mark (id bigint PRIMARY KEY, fp bigint, dup_of bigint);
 INSERT INTO lib_mark SELECT g, distinct_fp('uniform wide', g), NULL FROM generate_series(1, 300000) g;
+INSERT INTO lib_mark
+SELECT 400000 + 2 * ord + k, CASE k WHEN 0 THEN fp # (1::bigint << 50) # (1::bigint << 20) # (1::bigint << 5)
+                                    ELSE fp # (1::bigint << 60) # (1::bigint << 40) END, NULL
+FROM distinct_staging, generate_series(0, 1) k WHERE data = 'uniform wide' AND ord % 1000 = 0;
+CREATE TABLE lib_mark_trigger (LIKE lib_mark INCLUDING ALL);
+INSERT INTO lib_mark_trigger SELECT * FROM lib_mark;
 CREATE INDEX ON lib_mark USING simhash (fp) WITH (tables = 4);
+CREATE INDEX ON lib_mark_trigger USING simhash (fp) WITH (tables = 4);
 DELETE FROM lib_mark WHERE id % 7 = 0;
+DELETE FROM lib_mark_trigger WHERE id % 7 = 0;
+CREATE TRIGGER dedup BEFORE INSERT ON lib_mark_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of');
+INSERT INTO lib_mark_trigger SELECT id, fp FROM distinct_staging WHERE data = 'uniform wide' ORDER BY ord;
 SELECT * FROM simhash_insert_distinct('lib_mark',
     $$SELECT id, fp FROM distinct_staging WHERE data = 'uniform wide' ORDER BY ord$$, 3, 'mark', mark_column => 'dup_of');
 SELECT count(*) FILTER (WHERE (b.dup_of IS NOT NULL) <> EXISTS (
@@ -150,7 +164,10 @@ SELECT count(*) FILTER (WHERE (b.dup_of IS NOT NULL) <> EXISTS (
            SELECT 1 FROM lib_mark a WHERE a.id = b.dup_of AND hamming(a.fp, b.fp) <= 3 AND a.id < b.id)) AS bad_marks,
        count(*) FILTER (WHERE b.dup_of IS NOT NULL) AS marked
 FROM lib_mark b WHERE b.id >= 1000000;
-DROP TABLE lib_mark;
+SELECT count(*) AS rows, count(*) FILTER (WHERE b.dup_of IS DISTINCT FROM t.dup_of) AS other_mark_than_trigger,
+       count(*) FILTER (WHERE b.dup_of >= 400000 AND b.dup_of % 2 = 1) AS marked_nearer
+FROM lib_mark b JOIN lib_mark_trigger t USING (id) WHERE b.id >= 1000000;
+DROP TABLE lib_mark, lib_mark_trigger;
 
 -- Small cases by hand. 7 is exactly 3 bits from 0, 15 is 4 bits from 0.
 CREATE TABLE pages (id bigint PRIMARY KEY, fp bigint, dup_of bigint, note text DEFAULT 'default note',

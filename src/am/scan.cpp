@@ -764,6 +764,7 @@ struct SweepShared {
     int radius;
     Size ncenters;
     Size capacity;                 // room for this many results
+    bool prune;                    // one entry a center is enough: the flags below are used
     pg_atomic_uint32 tables_done;  // processes done with table 0
     // Written by the worker.
     Size nfound;
@@ -840,13 +841,14 @@ void sweep_worker(shm_toc *toc) {
     WorkerResults results = {found, 0, shared->capacity, q};
     q->batch_found = worker_found;
     q->batch_context = &results;
-    q->batch_shared_have = have;
+    q->batch_shared_have = shared->prune ? have : nullptr;
     SimhashCachedRun cached;
     simhash_cached_run(index, shared->index_id, &shared->run, &cached);
     set_probe_run(q, cached);
     SweepScratch s;
     sweep_scratch_init(&s, shared->ncenters);
-    sweep_tables(index, q, centers, shared->ncenters, have, kSweepHalf, simhash::kSlotSweepSlots, &s, shared, nullptr);
+    sweep_tables(index, q, centers, shared->ncenters, q->batch_shared_have, kSweepHalf, simhash::kSlotSweepSlots, &s, shared,
+                 nullptr);
     sweep_scratch_free(&s);
     shared->nfound = results.n;
     shared->overflowed = q->batch_full;
@@ -884,6 +886,7 @@ ParallelContext *start_parallel_sweep(Relation index, ProbeQuery *q, uint64 inde
     shared->radius = q->r;
     shared->ncenters = n;
     shared->capacity = capacity;
+    shared->prune = q->batch_have != nullptr;
     pg_atomic_init_u32(&shared->tables_done, 0);
     shared->nfound = 0;
     shared->overflowed = false;
@@ -920,7 +923,8 @@ void sweep_halves(Relation index, ProbeQuery *q, uint64 index_id, const SimhashR
         return;
     }
     SweepShared *shared = static_cast<SweepShared *>(shm_toc_lookup(pcxt->toc, kSweepKeyShared, false));
-    uint8 *shared_have = static_cast<uint8 *>(shm_toc_lookup(pcxt->toc, kSweepKeyHave, false));
+    // Without batch_have every entry is wanted (the caller ranks them): nothing is left out.
+    uint8 *shared_have = shared->prune ? static_cast<uint8 *>(shm_toc_lookup(pcxt->toc, kSweepKeyHave, false)) : nullptr;
     q->batch_shared_have = shared_have;
     sweep_tables(index, q, centers, n, shared_have, 0, kSweepHalf, &s, shared, pcxt);
     WaitForParallelWorkersToFinish(pcxt);
