@@ -628,7 +628,7 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
             const int64 *fps = SimhashPageGetFps(page);
             for (int i = start; i < n; ++i) {
                 __builtin_prefetch(fps + i + kSweepEntriesAhead);
-                const uint64 key = permuter ? permuter->key(static_cast<uint64>(fps[i])) : static_cast<uint64>(fps[i]);
+                const uint64 key = simhash_key(fps[i], permuter);
                 if (!simhash::slot_wants_next(wants, simhash::next_block_of(key))) continue;
                 const Size m = simhash::slot_wants_select(wants, key, radius);
                 if (m == 0) continue;
@@ -795,6 +795,19 @@ void worker_found(void *context, Size center, ItemPointer tid) {
     results->n++;
 }
 
+// A batch search's query: entries within `radius` of its centers go to found(context, ...);
+// `have` as simhash_search_batch's.
+ProbeQuery *new_batch_query(int radius, SimhashBatchFound found, void *context, uint8 *have) {
+    ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
+    q->nkeys = 1;
+    q->radius[0] = q->r = Min(radius, 64);
+    q->primary = 0;
+    q->batch_found = found;
+    q->batch_context = context;
+    q->batch_have = have;
+    return q;
+}
+
 // Sets q up to search a run (its geometry, bit order and directories).
 void set_probe_run(ProbeQuery *q, const SimhashCachedRun &cached) {
     simhash_geometry(cached.run->ntables, cached.run->dirbits, &q->g);
@@ -834,13 +847,9 @@ void sweep_worker(shm_toc *toc) {
     SweepFound *found = static_cast<SweepFound *>(shm_toc_lookup(toc, kSweepKeyFound, false));
     // The leader holds the index locked; the worker's lock joins its lock group.
     Relation index = index_open(shared->index_oid, AccessShareLock);
-    ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
-    q->nkeys = 1;
-    q->radius[0] = q->r = shared->radius;
-    q->primary = 0;
-    WorkerResults results = {found, 0, shared->capacity, q};
-    q->batch_found = worker_found;
-    q->batch_context = &results;
+    WorkerResults results = {found, 0, shared->capacity, nullptr};
+    ProbeQuery *q = new_batch_query(shared->radius, worker_found, &results, nullptr);
+    results.q = q;
     q->batch_shared_have = shared->prune ? have : nullptr;
     SimhashCachedRun cached;
     simhash_cached_run(index, shared->index_id, &shared->run, &cached);
@@ -1210,13 +1219,7 @@ const Wanted *sort_wanted(Wanted *wanted, Wanted *scratch, Size n) {
 void simhash_search_batch(Relation index, const int64 *centers, Size n, int radius, SimhashBatchFound found,
                           void *context, uint8 *have) {
     if (n == 0 || radius < 0) return;
-    ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
-    q->nkeys = 1;
-    q->radius[0] = q->r = Min(radius, 64);
-    q->primary = 0;
-    q->batch_found = found;
-    q->batch_context = context;
-    q->batch_have = have;
+    ProbeQuery *q = new_batch_query(radius, found, context, have);
     SimhashMetaReader meta_reader;
     const SimhashMetaData *meta = simhash_meta_lock(index, &meta_reader);
     const BlockNumber list_heads[2] = {meta->pending_head, meta->merge_head};

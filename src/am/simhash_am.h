@@ -288,9 +288,11 @@ struct SimhashGeometry {
     const simhash::BitPermuter *permuter;
 };
 
-inline uint64 simhash_key(int64 fp, const SimhashGeometry *g) {
-    return g->permuter ? g->permuter->key(static_cast<uint64>(fp)) : static_cast<uint64>(fp);
+// fp's key under a run's bit order (null: the identity).
+inline uint64 simhash_key(int64 fp, const simhash::BitPermuter *permuter) {
+    return permuter ? permuter->key(static_cast<uint64>(fp)) : static_cast<uint64>(fp);
 }
+inline uint64 simhash_key(int64 fp, const SimhashGeometry *g) { return simhash_key(fp, g->permuter); }
 inline uint32 simhash_block(int64 fp, const SimhashGeometry *g, int t) {
     return static_cast<uint32>((simhash_key(fp, g) << g->shift[t]) >> (64 - g->len[t]));
 }
