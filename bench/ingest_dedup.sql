@@ -16,7 +16,7 @@
 \else
 \set checked_fp :ingest_fp
 \endif
-\set checked_insert 'INSERT INTO ingest_docs SELECT g, ' :checked_fp ' FROM generate_series($1, $2) g'
+\set checked_insert 'INSERT INTO ingest_docs SELECT g, ' :checked_fp ' FROM ' :ingest_from
 CALL pg_temp.load_batches(:'ingest_rows', :base, :dedup_rows, :batch_rows) \gset plain_
 CREATE TRIGGER ingest_dedup BEFORE INSERT ON ingest_docs FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', :'dedup_radius', 'skip');
 CALL pg_temp.load_batches(:'checked_insert', :base + :dedup_rows, :checked_rows, :batch_rows) \gset dedup_

@@ -24,8 +24,14 @@ BEGIN
 END $$;
 -- The rows of bench/ingest_bench.sh's table: row g has id g and fingerprint :ingest_fp, an
 -- expression of g: by default a uniform random one (bench/dedup_radius.sh also passes a skewed one).
+-- :ingest_from, the rows' source, is by default the row numbers alone; a data set whose
+-- fingerprints are stored (scale_bench.sql's text) passes a table with columns g and fp.
 \if :{?ingest_fp}
 \else
 \set ingest_fp 'hashint8extended(g, 11)'
 \endif
-\set ingest_rows 'INSERT INTO ingest_docs SELECT g, ' :ingest_fp ' FROM generate_series($1, $2) g'
+\if :{?ingest_from}
+\else
+\set ingest_from 'generate_series($1, $2) g'
+\endif
+\set ingest_rows 'INSERT INTO ingest_docs SELECT g, ' :ingest_fp ' FROM ' :ingest_from

@@ -12,7 +12,8 @@
 # TABLES (default auto) is the index's tables option.
 #
 # 300M rows take ~13 GB of heap and ~10 GB of index; the text data set computes its fingerprints
-# once (bench/text_fingerprints.sh fills them with parallel sessions, ~4 us a row). The session
+# once (bench/text_fingerprints.sh fills them with parallel sessions, ~4 us a row; the dedup check
+# and the ingest read the documents after the table's: fill ROWS + 1040000 of them). The session
 # runs with maintenance_work_mem = MAINTENANCE_WORK_MEM (default 12GB: a 300M-row build sorts in
 # memory; a smaller setting spills and builds more slowly).
 #

@@ -7,9 +7,9 @@
 --     two of their varying bits flipped), after an untimed pass of 200 k = 7 queries
 --   top10_median_ms: `ORDER BY fp <~> q LIMIT 10` around the same kind of centers
 --   buffer_hit_pct: shared-buffer hits among the pages (index and heap) those queries read
---   dedup_us_per_row (not for text): what simhash_dedup(fp, 3, 'skip') adds to a row of a load of
+--   dedup_us_per_row: what simhash_dedup(fp, 3, 'skip') adds to a row of a load of
 --     :dedup_rows rows in transactions of :batch_rows (ingest_dedup.sql)
---   ingest_rows_per_s, ingest_wal_bytes_per_row (not for text): :insert_rows new rows in
+--   ingest_rows_per_s, ingest_wal_bytes_per_row: :insert_rows new rows in
 --     transactions of :batch_rows into the indexed table, after the rest
 SET client_min_messages = warning;
 \ir bench_data.sql
@@ -71,10 +71,28 @@ SELECT pg_temp.record(CASE WHEN what = 'top10' THEN 'top10_median_ms' ELSE 'medi
 FROM scale_ms GROUP BY what;
 SELECT pg_temp.record('buffer_hit_pct', round(100.0 * sum(hit) / nullif(sum(hit) + sum(read), 0), 2)) FROM scale_ms;
 
-SELECT :'data' <> 'text' AS scale_writes \gset
-\if :scale_writes
--- New rows from the data set's own generator, numbered after the table's.
+-- New rows from the data set's own generator, numbered after the table's: for text, the stored
+-- fingerprints of the documents after the table's (bench_text_fingerprints holds them once
+-- text_fingerprints.sh has filled rows + 2 dedup_rows + insert_rows), copied first so that a
+-- batch reads them by a primary-key range as the other data sets compute theirs.
+SELECT :'data' = 'text' AS scale_text \gset
+\if :scale_text
+CREATE TEMP TABLE scale_new_rows (g bigint PRIMARY KEY, fp bigint NOT NULL);
+INSERT INTO scale_new_rows SELECT g, fp FROM bench_text_fingerprints
+WHERE g > :rows AND g <= :rows + 2 * :dedup_rows + :insert_rows ORDER BY g;
+SELECT count(*) = 2 * :dedup_rows + :insert_rows AS scale_text_rows FROM scale_new_rows \gset
+\if :scale_text_rows
+\else
+SELECT format('DO $d$ BEGIN RAISE EXCEPTION %L; END $d$',
+              format('bench_text_fingerprints lacks rows after %s: run bench/text_fingerprints.sh %s',
+                     :rows, :rows + 2 * :dedup_rows + :insert_rows)) \gexec
+\endif
+ANALYZE scale_new_rows;
+\set ingest_fp 'fp'
+\set ingest_from 'scale_new_rows WHERE g BETWEEN $1 AND $2'
+\else
 SELECT CASE :'data' WHEN 'skewed' THEN 'hashint8extended(g, 11) & ~4095::bigint' ELSE 'hashint8extended(g, 11)' END AS ingest_fp \gset
+\endif
 \set base :rows
 \ir ingest_dedup.sql
 SELECT pg_temp.record('dedup_us_per_row', round(1e6 / :dedup_rows_per_s - 1e6 / :plain_rows_per_s, 2));
@@ -84,7 +102,6 @@ SELECT pg_current_wal_lsn() AS wal0 \gset
 CALL pg_temp.load_batches(:'ingest_rows', :rows + :dedup_rows + :dedup_rows, :insert_rows, :batch_rows) \gset load_
 SELECT pg_temp.record('ingest_rows_per_s', :load_rows_per_s),
        pg_temp.record('ingest_wal_bytes_per_row', round(pg_wal_lsn_diff(pg_current_wal_lsn(), :'wal0') / :insert_rows));
-\endif
 
 \o
 SELECT metric, value FROM scale_bench_results WHERE rows = :rows AND data = :'data'

@@ -3,10 +3,10 @@
 // (log_newpages, the per-batch form of log_newpage_range); a merge writes each new page through
 // Generic WAL (full image).
 //
-// While they fit in maintenance_work_mem (28 bytes per entry), the entries are collected in memory
-// and for every table counting-sorted by the directory prefix of that table's block (one O(n) pass;
-// buckets are then sorted by the full block when the block is longer than the prefix). Beyond the
-// budget they go to one tuplesort per table (key: the fingerprint rotated so that the table's
+// While they fit in maintenance_work_mem (16 bytes per entry), the entries are collected in memory
+// and sorted in place by block 0 (core/radix_sort.h); table 0 written, the same memory holds the
+// entries' keys in table-0 order and the refs of one table at a time, sorted in place by their
+// block. Beyond the budget they go to one tuplesort per table (key: the fingerprint rotated so that the table's
 // block is on top), which spills to disk. Pages are filled in table order. Blocks are cut from
 // each fingerprint's key, its bits in an order chosen per run from the entries' bit statistics
 // (simhash::choose_bit_permutation; the identity for uniform data).
@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "am/simhash_am.h"
+#include "core/radix_sort.h"
 
 extern "C" {
 #include "utils/builtins.h"
@@ -121,43 +122,6 @@ void set_lower(Page page, Size bytes) {
     reinterpret_cast<PageHeader>(page)->pd_lower = static_cast<LocationIndex>(MAXALIGN(SizeOfPageHeaderData) + bytes);
 }
 
-// Counting sort of table 0's entries by the directory prefix of block 0, then each bucket by
-// block 0 when the block is longer than the prefix. `start` has 2^dirbits + 1 slots.
-void sort_entries(const SimhashEntry *in, SimhashEntry *out, Size n, const SimhashGeometry *g, Size *start) {
-    const Size nbuckets = Size{1} << g->dirbits;
-    memset(start, 0, (nbuckets + 1) * sizeof(Size));
-    for (Size i = 0; i < n; ++i) start[simhash_prefix(simhash_block(in[i].fp, g, 0), g, 0) + 1]++;
-    for (Size b = 0; b < nbuckets; ++b) start[b + 1] += start[b];
-    for (Size i = 0; i < n; ++i) out[start[simhash_prefix(simhash_block(in[i].fp, g, 0), g, 0)]++] = in[i];
-    if (g->len[0] > g->dirbits) {  // start[b] is now the end of bucket b
-        Size begin = 0;
-        for (Size b = 0; b < nbuckets; ++b) {
-            if (start[b] - begin > 1)
-                std::sort(out + begin, out + start[b], [g](const SimhashEntry &a, const SimhashEntry &b2) {
-                    return simhash_block(a.fp, g, 0) < simhash_block(b2.fp, g, 0);
-                });
-            begin = start[b];
-        }
-    }
-}
-
-// The same for the refs of table t (uint64: key << 32 | pos; sorting the value sorts by block).
-void sort_refs(const uint64 *in, uint64 *out, Size n, const SimhashGeometry *g, int t, Size *start) {
-    const Size nbuckets = Size{1} << g->dirbits;
-    const int drop = 64 - g->dirbits;
-    memset(start, 0, (nbuckets + 1) * sizeof(Size));
-    for (Size i = 0; i < n; ++i) start[(in[i] >> drop) + 1]++;
-    for (Size b = 0; b < nbuckets; ++b) start[b + 1] += start[b];
-    for (Size i = 0; i < n; ++i) out[start[in[i] >> drop]++] = in[i];
-    if (g->len[t] > g->dirbits) {
-        Size begin = 0;
-        for (Size b = 0; b < nbuckets; ++b) {
-            if (start[b] - begin > 1) std::sort(out + begin, out + start[b]);
-            begin = start[b];
-        }
-    }
-}
-
 }  // namespace
 
 // ---- Sorter ------------------------------------------------------------------------------------
@@ -186,8 +150,10 @@ namespace {
 
 constexpr uint64 kSignBit = UINT64CONST(0x8000000000000000);
 constexpr double kSpilledRunEntries = 1 << 20;
-// In-memory bytes per entry: the entries, their sorted copy, the refs of one table.
-constexpr double kBytesPerEntry = 2 * sizeof(SimhashEntry) + sizeof(uint64);
+// In-memory bytes per entry: the entries (14 bytes), sorted in place; then, in the same memory,
+// their keys and the refs of one table (8 bytes each). The entries' array is allocated at this size.
+constexpr Size kBytesPerEntry = 2 * sizeof(uint64);
+static_assert(sizeof(SimhashEntry) <= kBytesPerEntry, "an entry's place holds its key and one table's ref");
 
 // Sign-flipped so that the signed int8 order is the unsigned order.
 inline int64 unsigned_key(uint64 x) { return static_cast<int64>(x ^ kSignBit); }
@@ -259,8 +225,7 @@ SimhashSorter *simhash_sorter_begin(int tables_option, int budget_kb, double exp
     const double capacity = expected * 1.05 + 1024;
     if (expected > 0 && capacity * kBytesPerEntry <= s->budget_bytes) {
         s->array.capacity = static_cast<Size>(capacity);
-        s->array.items = static_cast<SimhashEntry *>(
-            MemoryContextAllocHuge(CurrentMemoryContext, s->array.capacity * sizeof(SimhashEntry)));
+        s->array.items = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, s->array.capacity * kBytesPerEntry));
     }
     return s;
 }
@@ -277,7 +242,15 @@ void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid) {
         sorter_put(s, fp, tid);
         return;
     }
-    simhash_array_push(&s->array, fp, tid);
+    SimhashEntryArray *a = &s->array;
+    if (a->n == a->capacity) {
+        // Doubling, but never past the budget: the entries are all the memory a run takes.
+        const Size capacity = Min(Max(a->capacity * 2, Size{1024}), static_cast<Size>(s->budget_bytes / kBytesPerEntry) + 1);
+        a->items = static_cast<SimhashEntry *>(a->items ? repalloc_huge(a->items, capacity * kBytesPerEntry)
+                                                        : MemoryContextAllocHuge(CurrentMemoryContext, capacity * kBytesPerEntry));
+        a->capacity = capacity;
+    }
+    simhash_array_push(a, fp, tid);
 }
 
 Size simhash_sorter_count(const SimhashSorter *s) { return s->n; }
@@ -429,7 +402,6 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     meta->dirbits = static_cast<uint16>(kg.dirbits);
     const Size nprefixes = Size{1} << kg.dirbits;
     const bool spilled = simhash_sorter_spilled(s);
-    Size *buckets = static_cast<Size *>(palloc((nprefixes + 1) * sizeof(Size)));
     SimhashDirSlot *dir = static_cast<SimhashDirSlot *>(palloc(nprefixes * sizeof(SimhashDirSlot)));
     // The page list: table 0's pages, then every table's directory pages.
     const Size ndirpages = simhash_dir_pages(kg.dirbits);
@@ -451,6 +423,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
 
     // Table 0: the full entries, sorted by block 0. The refs of the other tables are made on the way.
     SimhashEntry *sorted = nullptr;
+    auto entry_key = [](const SimhashEntry &e) { return static_cast<uint64_t>(e.fp); };
     if (spilled) {
         tuplesort_performsort(s->sort0);
         for (int t = 1; t < ntables; ++t)
@@ -460,8 +433,8 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         SimhashEntry *items = s->array.items;  // from here on, keys in place of fingerprints
         if (permuter)
             for (Size i = 0; i < n; ++i) items[i].fp = static_cast<int64>(permuter->key(static_cast<uint64>(items[i].fp)));
-        sorted = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(SimhashEntry)));
-        sort_entries(items, sorted, n, &kg, buckets);
+        simhash::radix_sort_top_bits(items, n, kg.len[0], entry_key);  // block 0 is the key's top
+        sorted = items;
     }
     table_begin(&tw, w, &kg, 0, &meta->tables[0], dir, page_list, page_list + table0_pages);
     for (Size pos = 0; pos < n; ++pos) {
@@ -490,19 +463,28 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         s->sort0 = nullptr;
     }
 
-    // Tables 1..m-1: refs sorted by their block.
-    uint64 *refs = nullptr, *refs_sorted = nullptr;
+    // Tables 1..m-1: refs sorted by their block. In memory, the entries' place now holds their keys
+    // in table-0 order (the first 8 bytes of each 16: written front to back, a key lands where
+    // entries already read were) and the refs of one table (the other half).
+    uint64 *keys = nullptr, *refs = nullptr;
     if (!spilled) {
-        refs = static_cast<uint64 *>(MemoryContextAllocHuge(CurrentMemoryContext, n * sizeof(uint64)));
-        refs_sorted = reinterpret_cast<uint64 *>(s->array.items);  // 14 bytes per entry, no longer needed
+        char *memory = reinterpret_cast<char *>(sorted);  // palloc'd: aligned for the keys
+        for (Size pos = 0; pos < n; ++pos) {
+            uint64 key;
+            memcpy(&key, memory + pos * sizeof(SimhashEntry) + offsetof(SimhashEntry, fp), sizeof(key));
+            memcpy(memory + pos * sizeof(uint64), &key, sizeof(key));
+        }
+        keys = reinterpret_cast<uint64 *>(memory);
+        sorted = nullptr;
+        refs = keys + n;
     }
     for (int t = 1; t < ntables; ++t) {
         if (spilled) {
             tuplesort_performsort(s->refs[t]);
         } else {
-            for (Size pos = 0; pos < n; ++pos)  // block t on top: sorted by block, then position
-                refs[pos] = ((simhash_rotation(sorted[pos].fp, &kg, t) >> 32) << 32) | pos;
-            sort_refs(refs, refs_sorted, n, &kg, t, buckets);
+            for (Size pos = 0; pos < n; ++pos)  // block t on top, then the position
+                refs[pos] = ((simhash_rotation(static_cast<int64>(keys[pos]), &kg, t) >> 32) << 32) | pos;
+            simhash::radix_sort_top_bits(refs, n, kg.len[t], [](uint64 ref) { return static_cast<uint64_t>(ref); });
         }
         table_begin(&tw, w, &kg, t, &meta->tables[t], dir, nullptr, page_list + table0_pages + t * ndirpages);
         for (Size i = 0; i < n; ++i) {
@@ -515,12 +497,12 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
                 rotation = from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull)));
                 ref.pos = static_cast<uint32>(DatumGetInt64(slot_getattr(s->slot, 2, &isnull)));
             } else {
-                // The refs come in block order, their entries in table-0 order: each fingerprint is
-                // a cache miss at random in table 0 (140 MB at 10M rows), asked for this far ahead.
+                // The refs come in block order, their keys in table-0 order: each key is a cache
+                // miss at random (80 MB at 10M rows), asked for this far ahead.
                 constexpr Size kAhead = 16;
-                if (i + kAhead < n) __builtin_prefetch(&sorted[static_cast<uint32>(refs_sorted[i + kAhead])].fp);
-                ref.pos = static_cast<uint32>(refs_sorted[i]);
-                rotation = simhash_rotation(sorted[ref.pos].fp, &kg, t);
+                if (i + kAhead < n) __builtin_prefetch(&keys[static_cast<uint32>(refs[i + kAhead])]);
+                ref.pos = static_cast<uint32>(refs[i]);
+                rotation = simhash_rotation(static_cast<int64>(keys[ref.pos]), &kg, t);
             }
             ref.key = simhash_rotation_ref_key(rotation, &kg);
             table_add(&tw, &ref, simhash_rotation_block(rotation, &kg, t));
@@ -558,10 +540,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     pfree(meta);
     pfree(w);
     pfree(dir);
-    pfree(buckets);
     pfree(page_list);
-    if (sorted) pfree(sorted);
-    if (refs) pfree(refs);
 }
 
 namespace {

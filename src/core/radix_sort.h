@@ -1,0 +1,90 @@
+// In-place most-significant-digit radix sort (American flag sort) by the top bits of a 64-bit key:
+// the sort a run's tables are written from. It needs no second array, so a build holds a run's
+// entries in memory at 16 bytes each instead of 32 (the entries and their sorted copy), and its
+// passes are linear: the first moves every item once among 2,048 buckets (2,048 write positions,
+// which the caches and the TLB hold, where one scatter to the 2^21 slots of a large run's directory
+// missed on every item), the next ones sort buckets that fit in the caches.
+//
+// Items whose top bits are equal keep no particular order (the sort is not stable).
+// Plain data, no allocation, no exception; recursion depth at most ceil(bits / 11).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace simhash {
+
+constexpr int kRadixDigitBits = 11;
+// Below this many items, insertion sort: the counts of a pass would cost more than the moves.
+constexpr size_t kRadixSmallSort = 48;
+
+namespace radix_detail {
+
+template <typename T, typename KeyOf>
+void insertion_sort(T *items, size_t n, int bits, KeyOf key_of) {
+    const int drop = 64 - bits;
+    for (size_t i = 1; i < n; ++i) {
+        T item = std::move(items[i]);
+        const uint64_t top = key_of(item) >> drop;
+        size_t j = i;
+        for (; j > 0 && (key_of(items[j - 1]) >> drop) > top; --j) items[j] = std::move(items[j - 1]);
+        items[j] = std::move(item);
+    }
+}
+
+// Sorts items by key bits [64 - bits, 64 - sorted) counted from the low end, the bits above them
+// being equal among the items.
+template <typename T, typename KeyOf>
+void sort_level(T *items, size_t n, int sorted, int bits, KeyOf key_of) {
+    if (n < 2 || sorted >= bits) return;
+    if (n <= kRadixSmallSort) {
+        insertion_sort(items, n, bits, key_of);
+        return;
+    }
+    const int digit_bits = std::min(kRadixDigitBits, bits - sorted);
+    const int shift = 64 - sorted - digit_bits;
+    const size_t nbuckets = size_t{1} << digit_bits;
+    const uint64_t mask = nbuckets - 1;
+    auto digit_of = [&](const T &item) { return static_cast<size_t>((key_of(item) >> shift) & mask); };
+
+    size_t head[size_t{1} << kRadixDigitBits];
+    size_t end[size_t{1} << kRadixDigitBits];
+    std::fill(end, end + nbuckets, 0);
+    for (size_t i = 0; i < n; ++i) ++end[digit_of(items[i])];
+    size_t at = 0;
+    for (size_t b = 0; b < nbuckets; ++b) {
+        head[b] = at;
+        at += end[b];
+        end[b] = at;
+    }
+    // Each bucket in turn is filled from its head: an item that belongs elsewhere is swapped to its
+    // bucket's head until the item in hand belongs here.
+    for (size_t b = 0; b < nbuckets; ++b) {
+        while (head[b] < end[b]) {
+            T item = std::move(items[head[b]]);
+            size_t d = digit_of(item);
+            while (d != b) {
+                std::swap(item, items[head[d]++]);
+                d = digit_of(item);
+            }
+            items[head[b]++] = std::move(item);
+        }
+    }
+    size_t begin = 0;
+    for (size_t b = 0; b < nbuckets; ++b) {
+        sort_level(items + begin, end[b] - begin, sorted + digit_bits, bits, key_of);
+        begin = end[b];
+    }
+}
+
+}  // namespace radix_detail
+
+// Sorts items[0 .. n) by the top `bits` bits (1..64) of key_of(item), a uint64_t.
+template <typename T, typename KeyOf>
+void radix_sort_top_bits(T *items, size_t n, int bits, KeyOf key_of) {
+    radix_detail::sort_level(items, n, 0, bits, key_of);
+}
+
+}  // namespace simhash
