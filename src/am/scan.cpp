@@ -1133,6 +1133,11 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
     }
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
+    // A probe's page found through a hint skips the shared buffer mapping table, whose lookup is a
+    // cache miss of its own in large shared buffers: hints for as many pages as the runs hold.
+    uint64 run_pages = 0;
+    for (uint32 i = 0; i < p->nruns; ++i) run_pages += p->runs[i].npages;
+    simhash_reserve_buffer_hints(run_pages);
     for (uint32 i = 0; i < p->nruns && !stopped; ++i) {
         if (p->run_done[i]) continue;
         const SimhashRunSlot *slot = &p->runs[i];

@@ -472,8 +472,9 @@ const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 inde
 Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno);
 // Asks for the header of the buffer the hint names for page `blkno` (the line pinning it touches).
 void simhash_prefetch_buffer_header(Relation index, BlockNumber blkno);
-// Makes room for the hints of an index of `pages` pages (up to a bound), for a search that will
-// read most of them (a bulk load's batch search).
+// Makes room for the hints of an index of `pages` pages (up to 2^21 hints, 24 MB of backend
+// memory; 1.5 MB until a search of an index over 1 GB asks): a query's probes and a bulk load's
+// batch search land anywhere in the index.
 void simhash_reserve_buffer_hints(uint64 pages);
 // Marks the start of a scan: copies it uses are not dropped to make room for its others.
 void simhash_copy_cache_scan_begins();
