@@ -19,6 +19,8 @@ namespace simhash {
 constexpr int kRadixDigitBits = 11;
 // Below this many items, insertion sort: the counts of a pass would cost more than the moves.
 constexpr size_t kRadixSmallSort = 48;
+// Items ahead of a bucket's head whose line a swap asks for (a few lines of 8-16-byte items).
+constexpr size_t kRadixPrefetchItems = 16;
 
 namespace radix_detail {
 
@@ -66,6 +68,10 @@ void sort_level(T *items, size_t n, int sorted, int bits, KeyOf key_of) {
             T item = std::move(items[head[b]]);
             size_t d = digit_of(item);
             while (d != b) {
+                // A bucket's head moves forward through memory: its next lines are asked for
+                // before the swaps reach them (2,048 heads are more streams than the hardware
+                // prefetcher follows, and each swap waits for the item it takes).
+                if (head[d] + kRadixPrefetchItems < end[d]) __builtin_prefetch(&items[head[d] + kRadixPrefetchItems]);
                 std::swap(item, items[head[d]++]);
                 d = digit_of(item);
             }
