@@ -6,8 +6,8 @@
 // While they fit in maintenance_work_mem (16 bytes per entry), the entries are collected in memory
 // and sorted in place by block 0 (core/radix_sort.h); table 0 written, the same memory holds the
 // entries' keys in table-0 order and the refs of one table at a time, sorted in place by their
-// block. Beyond the budget they go to one tuplesort per table (key: the fingerprint rotated so that the table's
-// block is on top), which spills to disk. Pages are filled in table order. Blocks are cut from
+// block. Beyond the budget they go to one tuplesort per table (key: the fingerprint rotated so
+// that the table's block is on top), which spills to disk. Pages are filled in table order. Blocks are cut from
 // each fingerprint's key, its bits in an order chosen per run from the entries' bit statistics
 // (simhash::choose_bit_permutation; the identity for uniform data).
 #include <algorithm>
@@ -225,7 +225,8 @@ SimhashSorter *simhash_sorter_begin(int tables_option, int budget_kb, double exp
     const double capacity = expected * 1.05 + 1024;
     if (expected > 0 && capacity * kBytesPerEntry <= s->budget_bytes) {
         s->array.capacity = static_cast<Size>(capacity);
-        s->array.items = static_cast<SimhashEntry *>(MemoryContextAllocHuge(CurrentMemoryContext, s->array.capacity * kBytesPerEntry));
+        s->array.items = static_cast<SimhashEntry *>(
+            MemoryContextAllocHuge(CurrentMemoryContext, s->array.capacity * kBytesPerEntry));
     }
     return s;
 }
@@ -245,9 +246,11 @@ void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid) {
     SimhashEntryArray *a = &s->array;
     if (a->n == a->capacity) {
         // Doubling, but never past the budget: the entries are all the memory a run takes.
-        const Size capacity = Min(Max(a->capacity * 2, Size{1024}), static_cast<Size>(s->budget_bytes / kBytesPerEntry) + 1);
-        a->items = static_cast<SimhashEntry *>(a->items ? repalloc_huge(a->items, capacity * kBytesPerEntry)
-                                                        : MemoryContextAllocHuge(CurrentMemoryContext, capacity * kBytesPerEntry));
+        const Size most = static_cast<Size>(s->budget_bytes / kBytesPerEntry) + 1;
+        const Size capacity = Min(Max(a->capacity * 2, Size{1024}), most);
+        const Size bytes = capacity * kBytesPerEntry;
+        a->items = static_cast<SimhashEntry *>(a->items ? repalloc_huge(a->items, bytes)
+                                                        : MemoryContextAllocHuge(CurrentMemoryContext, bytes));
         a->capacity = capacity;
     }
     simhash_array_push(a, fp, tid);
@@ -463,9 +466,9 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         s->sort0 = nullptr;
     }
 
-    // Tables 1..m-1: refs sorted by their block. In memory, the entries' place now holds their keys
-    // in table-0 order (the first 8 bytes of each 16: written front to back, a key lands where
-    // entries already read were) and the refs of one table (the other half).
+    // Tables 1..m-1: refs sorted by their block. In memory, the entries' array now holds their keys
+    // in table-0 order in its first 8n bytes (written front to back: key i lands on entries 0..i,
+    // already read) and the refs of one table in the next 8n.
     uint64 *keys = nullptr, *refs = nullptr;
     if (!spilled) {
         char *memory = reinterpret_cast<char *>(sorted);  // palloc'd: aligned for the keys
