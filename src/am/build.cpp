@@ -426,7 +426,6 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
 
     // Table 0: the full entries, sorted by block 0. The refs of the other tables are made on the way.
     SimhashEntry *sorted = nullptr;
-    auto entry_key = [](const SimhashEntry &e) { return static_cast<uint64_t>(e.fp); };
     if (spilled) {
         tuplesort_performsort(s->sort0);
         for (int t = 1; t < ntables; ++t)
@@ -435,8 +434,9 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     } else {
         SimhashEntry *items = s->array.items;  // from here on, keys in place of fingerprints
         if (permuter)
-            for (Size i = 0; i < n; ++i) items[i].fp = static_cast<int64>(permuter->key(static_cast<uint64>(items[i].fp)));
-        simhash::radix_sort_top_bits(items, n, kg.len[0], entry_key);  // block 0 is the key's top
+            for (Size i = 0; i < n; ++i) items[i].fp = static_cast<int64>(simhash_key(items[i].fp, permuter));
+        // Block 0 is the key's top.
+        simhash::radix_sort_top_bits(items, n, kg.len[0], [](const SimhashEntry &e) { return static_cast<uint64_t>(e.fp); });
         sorted = items;
     }
     table_begin(&tw, w, &kg, 0, &meta->tables[0], dir, page_list, page_list + table0_pages);

@@ -1089,6 +1089,10 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
         p->runs = static_cast<SimhashRunSlot *>(MemoryContextAlloc(p->context, Max(p->nruns, 1) * sizeof(SimhashRunSlot)));
         p->run_done = static_cast<bool *>(MemoryContextAllocZero(p->context, Max(p->nruns, 1) * sizeof(bool)));
         memcpy(p->runs, meta->runs, p->nruns * sizeof(SimhashRunSlot));
+        // A probe's page found through a hint skips the shared buffer mapping table, whose lookup
+        // is a cache miss of its own in large shared buffers: hints for as many pages as the runs
+        // hold.
+        simhash_reserve_buffer_hints(simhash_run_pages(meta));
         simhash_meta_copied(&meta_reader);
         if (meta_reader.held)
             p->may_stop = false;
@@ -1133,11 +1137,6 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
     }
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);
-    // A probe's page found through a hint skips the shared buffer mapping table, whose lookup is a
-    // cache miss of its own in large shared buffers: hints for as many pages as the runs hold.
-    uint64 run_pages = 0;
-    for (uint32 i = 0; i < p->nruns; ++i) run_pages += p->runs[i].npages;
-    simhash_reserve_buffer_hints(run_pages);
     for (uint32 i = 0; i < p->nruns && !stopped; ++i) {
         if (p->run_done[i]) continue;
         const SimhashRunSlot *slot = &p->runs[i];

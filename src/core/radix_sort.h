@@ -1,9 +1,9 @@
 // In-place most-significant-digit radix sort (American flag sort) by the top bits of a 64-bit key:
 // the sort a run's tables are written from. It needs no second array, so a build holds a run's
-// entries in memory at 16 bytes each instead of 32 (the entries and their sorted copy), and its
-// passes are linear: the first moves every item once among 2,048 buckets (2,048 write positions,
-// which the caches and the TLB hold, where one scatter to the 2^21 slots of a large run's directory
-// missed on every item), the next ones sort buckets that fit in the caches.
+// entries in memory at 16 bytes each instead of 36 (the entries, a sorted copy, one table's
+// refs), and its passes are linear: the first moves every item once among 2,048 buckets (2,048
+// write positions, which the caches and the TLB hold, where one scatter to the 2^21 slots of a
+// large run's directory missed on every item), the next ones sort buckets that fit in the caches.
 //
 // Items whose top bits are equal keep no particular order (the sort is not stable).
 // Plain data, no allocation, no exception; recursion depth at most ceil(bits / 11).
