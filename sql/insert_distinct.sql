@@ -73,25 +73,28 @@ BEGIN
     DELETE FROM lib_trigger WHERE id % 7 = 0;
     DELETE FROM lib_bulk WHERE id % 7 = 0;
 END $$;
-CREATE PROCEDURE distinct_loads(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto', label text DEFAULT '')
+CREATE PROCEDURE distinct_loads(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto', label text DEFAULT '',
+                                radius int DEFAULT 3)
 LANGUAGE plpgsql AS $$
 DECLARE r record;
 BEGIN
-    CREATE TRIGGER dedup BEFORE INSERT ON lib_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+    EXECUTE format('CREATE TRIGGER dedup BEFORE INSERT ON lib_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup(%L, %L, %L)',
+                   'fp', radius, 'skip');
     EXECUTE format('INSERT INTO lib_trigger SELECT id, fp FROM distinct_staging WHERE data = %L ORDER BY ord', data);
     SELECT * INTO r FROM simhash_insert_distinct('lib_bulk',
-        format('SELECT id, fp FROM distinct_staging WHERE data = %L ORDER BY ord', data), 3, memory_limit => memory_limit);
-    INSERT INTO distinct_results VALUES (data || CASE WHEN tables = 'auto' THEN '' ELSE ' ' || lib_rows || ' rows, ' || tables || ' tables' END || label,
+        format('SELECT id, fp FROM distinct_staging WHERE data = %L ORDER BY ord', data), radius, memory_limit => memory_limit);
+    INSERT INTO distinct_results VALUES (data || CASE WHEN tables = 'auto' THEN '' ELSE ' ' || lib_rows || ' rows, ' || tables || ' tables' END
+                                         || CASE WHEN radius = 3 THEN '' ELSE ', radius ' || radius END || label,
         memory_limit, r.inserted, r.skipped, r.marked,
         (SELECT count(*) FROM lib_trigger), (SELECT count(*) FROM lib_bulk),
         (SELECT count(*) FROM (SELECT id FROM lib_trigger EXCEPT SELECT id FROM lib_bulk) x),
         (SELECT count(*) FROM (SELECT id FROM lib_bulk EXCEPT SELECT id FROM lib_trigger) x));
 END $$;
-CREATE PROCEDURE distinct_compare(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto')
+CREATE PROCEDURE distinct_compare(data text, lib_rows int, memory_limit text, tables text DEFAULT 'auto', radius int DEFAULT 3)
 LANGUAGE plpgsql AS $$
 BEGIN
     CALL distinct_libraries(data, lib_rows, tables);
-    CALL distinct_loads(data, lib_rows, memory_limit, tables);
+    CALL distinct_loads(data, lib_rows, memory_limit, tables, radius => radius);
 END $$;
 -- 64kB: chunks of a few hundred rows (earlier rows of the load are found through the index);
 -- the default: the whole load in one or two chunks (found in memory).
@@ -130,6 +133,24 @@ CALL distinct_libraries('skewed wide', 300000, '4');
 CALL distinct_loads('skewed wide', 300000, NULL, '4', ', one process');
 RESET max_parallel_maintenance_workers;
 SELECT tables, dirbits FROM simhash_index_runs('lib_bulk_fp_idx') ORDER BY entries DESC LIMIT 1;
+-- The same libraries in three tables (blocks of 22, 21 and 21 bits, as a run of 2^27 entries or
+-- more has): a large chunk is swept by block value, each table the check probes read once, slot by
+-- slot, each value's entries compared with the rows whose block is within the table's per-block
+-- radius of it; by the backend and a parallel worker, or by the backend alone.
+CALL distinct_compare('uniform wide', 300000, NULL, '3');
+CALL distinct_compare('skewed wide', 300000, NULL, '3');
+CALL distinct_compare('dense wide', 300000, NULL, '3');
+CALL distinct_libraries('uniform wide', 300000, '3');
+VACUUM lib_trigger, lib_bulk;
+CALL distinct_loads('uniform wide', 300000, NULL, '3', ', vacuumed');
+SET max_parallel_maintenance_workers = 0;
+CALL distinct_libraries('skewed wide', 300000, '3');
+CALL distinct_loads('skewed wide', 300000, NULL, '3', ', one process');
+RESET max_parallel_maintenance_workers;
+-- Radius 5, per-block radius 1 in two of four tables and in each of three: swept by value too.
+CALL distinct_compare('uniform wide', 300000, NULL, '4', 5);
+CALL distinct_compare('skewed wide', 300000, NULL, '3', 5);
+SELECT tables, dirbits FROM simhash_index_runs('lib_bulk_fp_idx') ORDER BY entries DESC LIMIT 1;
 SELECT * FROM distinct_results ORDER BY data, memory_limit NULLS LAST;
 -- Nothing within 3 bits of anything else among the rows the load added (the last data set).
 SELECT count(*) AS near_pairs FROM lib_bulk a JOIN lib_bulk b ON hamming(a.fp, b.fp) <= 3 AND a.id < b.id
@@ -142,31 +163,47 @@ WHERE b.id >= 1000000;
 -- For 60 new rows of the load, two library rows: one 3 bits away whose blocks 0-1 are within one
 -- bit of the row's (found in table 0 only), and a nearer one, 2 bits away in blocks 0-1 (found in
 -- table 2 only): the mark names the nearer.
-CREATE TABLE lib_mark (id bigint PRIMARY KEY, fp bigint, dup_of bigint);
-INSERT INTO lib_mark SELECT g, distinct_fp('uniform wide', g), NULL FROM generate_series(1, 300000) g;
-INSERT INTO lib_mark
-SELECT 400000 + 2 * ord + k, CASE k WHEN 0 THEN fp # (1::bigint << 50) # (1::bigint << 20) # (1::bigint << 5)
-                                    ELSE fp # (1::bigint << 60) # (1::bigint << 40) END, NULL
-FROM distinct_staging, generate_series(0, 1) k WHERE data = 'uniform wide' AND ord % 1000 = 0;
-CREATE TABLE lib_mark_trigger (LIKE lib_mark INCLUDING ALL);
-INSERT INTO lib_mark_trigger SELECT * FROM lib_mark;
-CREATE INDEX ON lib_mark USING simhash (fp) WITH (tables = 4);
-CREATE INDEX ON lib_mark_trigger USING simhash (fp) WITH (tables = 4);
-DELETE FROM lib_mark WHERE id % 7 = 0;
-DELETE FROM lib_mark_trigger WHERE id % 7 = 0;
-CREATE TRIGGER dedup BEFORE INSERT ON lib_mark_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of');
-INSERT INTO lib_mark_trigger SELECT id, fp FROM distinct_staging WHERE data = 'uniform wide' ORDER BY ord;
+-- The same with three tables: the check sweeps every table by block value.
+CREATE PROCEDURE distinct_mark_load(tables int) LANGUAGE plpgsql AS $$
+BEGIN
+    CREATE TABLE lib_mark (id bigint PRIMARY KEY, fp bigint, dup_of bigint);
+    INSERT INTO lib_mark SELECT g, distinct_fp('uniform wide', g), NULL FROM generate_series(1, 300000) g;
+    INSERT INTO lib_mark
+    SELECT 400000 + 2 * ord + k, CASE k WHEN 0 THEN fp # (1::bigint << 50) # (1::bigint << 20) # (1::bigint << 5)
+                                        ELSE fp # (1::bigint << 60) # (1::bigint << 40) END, NULL
+    FROM distinct_staging, generate_series(0, 1) k WHERE data = 'uniform wide' AND ord % 1000 = 0;
+    CREATE TABLE lib_mark_trigger (LIKE lib_mark INCLUDING ALL);
+    INSERT INTO lib_mark_trigger SELECT * FROM lib_mark;
+    EXECUTE format('CREATE INDEX ON lib_mark USING simhash (fp) WITH (tables = %s)', tables);
+    EXECUTE format('CREATE INDEX ON lib_mark_trigger USING simhash (fp) WITH (tables = %s)', tables);
+    DELETE FROM lib_mark WHERE id % 7 = 0;
+    DELETE FROM lib_mark_trigger WHERE id % 7 = 0;
+    CREATE TRIGGER dedup BEFORE INSERT ON lib_mark_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'mark', 'dup_of');
+    INSERT INTO lib_mark_trigger SELECT id, fp FROM distinct_staging WHERE data = 'uniform wide' ORDER BY ord;
+END $$;
+CREATE FUNCTION distinct_mark_check()
+RETURNS TABLE (wrongly_marked bigint, bad_marks bigint, marked bigint, rows bigint, other_mark_than_trigger bigint,
+               marked_nearer bigint) LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY
+    SELECT count(*) FILTER (WHERE (b.dup_of IS NOT NULL) <> EXISTS (
+               SELECT 1 FROM lib_mark a WHERE hamming(a.fp, b.fp) <= 3 AND a.id < b.id)),
+           count(*) FILTER (WHERE b.dup_of IS NOT NULL AND NOT EXISTS (
+               SELECT 1 FROM lib_mark a WHERE a.id = b.dup_of AND hamming(a.fp, b.fp) <= 3 AND a.id < b.id)),
+           count(*) FILTER (WHERE b.dup_of IS NOT NULL),
+           count(*), count(*) FILTER (WHERE b.dup_of IS DISTINCT FROM t.dup_of),
+           count(*) FILTER (WHERE b.dup_of >= 400000 AND b.dup_of % 2 = 1)
+    FROM lib_mark b JOIN lib_mark_trigger t USING (id) WHERE b.id >= 1000000;
+END $$;
+CALL distinct_mark_load(4);
 SELECT * FROM simhash_insert_distinct('lib_mark',
     $$SELECT id, fp FROM distinct_staging WHERE data = 'uniform wide' ORDER BY ord$$, 3, 'mark', mark_column => 'dup_of');
-SELECT count(*) FILTER (WHERE (b.dup_of IS NOT NULL) <> EXISTS (
-           SELECT 1 FROM lib_mark a WHERE hamming(a.fp, b.fp) <= 3 AND a.id < b.id)) AS wrongly_marked,
-       count(*) FILTER (WHERE b.dup_of IS NOT NULL AND NOT EXISTS (
-           SELECT 1 FROM lib_mark a WHERE a.id = b.dup_of AND hamming(a.fp, b.fp) <= 3 AND a.id < b.id)) AS bad_marks,
-       count(*) FILTER (WHERE b.dup_of IS NOT NULL) AS marked
-FROM lib_mark b WHERE b.id >= 1000000;
-SELECT count(*) AS rows, count(*) FILTER (WHERE b.dup_of IS DISTINCT FROM t.dup_of) AS other_mark_than_trigger,
-       count(*) FILTER (WHERE b.dup_of >= 400000 AND b.dup_of % 2 = 1) AS marked_nearer
-FROM lib_mark b JOIN lib_mark_trigger t USING (id) WHERE b.id >= 1000000;
+SELECT * FROM distinct_mark_check();
+DROP TABLE lib_mark, lib_mark_trigger;
+CALL distinct_mark_load(3);
+SELECT * FROM simhash_insert_distinct('lib_mark',
+    $$SELECT id, fp FROM distinct_staging WHERE data = 'uniform wide' ORDER BY ord$$, 3, 'mark', mark_column => 'dup_of');
+SELECT * FROM distinct_mark_check();
 DROP TABLE lib_mark, lib_mark_trigger;
 
 -- Small cases by hand. 7 is exactly 3 bits from 0, 15 is 4 bits from 0.
@@ -308,5 +345,6 @@ DROP TABLE distinct_results, distinct_staging, distinct_sets, lib_trigger, lib_b
            generated_fp, parted CASCADE;
 DROP SCHEMA distinct_intruder CASCADE;
 DROP ROLE distinct_loader;
-DROP PROCEDURE distinct_compare(text, int, text, text);
-DROP FUNCTION distinct_load(text, int, int), distinct_fp(text, bigint), distinct_try(text), pages_note();
+DROP PROCEDURE distinct_compare(text, int, text, text, int);
+DROP PROCEDURE distinct_mark_load(int);
+DROP FUNCTION distinct_load(text, int, int), distinct_fp(text, bigint), distinct_try(text), pages_note(), distinct_mark_check();

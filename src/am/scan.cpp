@@ -26,6 +26,7 @@
 #include "am/simhash_am.h"
 #include "core/blocks.h"
 #include "core/slot_sweep.h"
+#include "core/value_groups.h"
 #include "hamming_ball.h"
 #include "guard.h"
 
@@ -444,15 +445,18 @@ struct ProbeRange {
     bool empty() const { return begin.blkno == InvalidBlockNumber || (begin.blkno == end.blkno && begin.offset >= end.offset); }
 };
 
-ProbeRange probe_range(Relation index, const ProbeQuery *q, int t, uint32 value) {
-    const SimhashGeometry *g = &q->g;
-    const Size prefix = simhash_prefix(value, g, t);
+// The entries of table t whose directory prefix is `prefix`.
+ProbeRange slot_range(Relation index, const ProbeQuery *q, int t, Size prefix) {
     ProbeRange range;
     range.begin = *simhash_cached_dir_slot(index, &q->cached_run, t, prefix);
     range.end.blkno = InvalidBlockNumber;
     range.end.offset = 0;
-    if (prefix + 1 < (Size{1} << g->dirbits)) range.end = *simhash_cached_dir_slot(index, &q->cached_run, t, prefix + 1);
+    if (prefix + 1 < (Size{1} << q->g.dirbits)) range.end = *simhash_cached_dir_slot(index, &q->cached_run, t, prefix + 1);
     return range;
+}
+
+ProbeRange probe_range(Relation index, const ProbeQuery *q, int t, uint32 value) {
+    return slot_range(index, q, t, simhash_prefix(value, &q->g, t));
 }
 
 // The first page of the probe that comes next, read ahead while the current probe runs;
@@ -702,24 +706,20 @@ Size sweep_centers(const ProbeQuery *q, const int64 *centers, Size n, const uint
     return m;
 }
 
-// Sweeps table t (0 or 2) of the run in q->cached_run for the m centers in s: every slot in
-// [from, to) some center wants, in order, several started ahead. Stops between slots once
-// q->batch_full is set.
-void sweep_table(Relation index, ProbeQuery *q, int t, Size m, uint32 from, uint32 to, SweepScratch *s) {
-    simhash::SlotGroups groups;
-    simhash::slot_groups_build(&groups, s->group_memory, s->keys, s->numbers, m);
-    simhash::slot_wants_init(s->wants, s->wants_memory, m);
-    Size nslots = 0;
-    for (uint32 v = from; v < to; ++v)
-        if (simhash::slot_groups_want(&groups, v)) s->slots[nslots++] = v;
+// Reads the slots `slots` (directory prefixes, ascending) of table t of the run in q->cached_run,
+// several started ahead: started(slot) when a slot's first page is asked for, read(slot, range,
+// pinned) to compare its entries (releasing the pin). Stops between slots once q->batch_full is
+// set, releasing the pins of the slots started ahead.
+template <typename Started, typename Read>
+void read_slots(Relation index, ProbeQuery *q, int t, const uint32 *slots, Size nslots, Started started, Read read) {
     PendingProbe ahead[kSweepSlotsAhead];
     auto start_slot = [&](Size i) {
         PendingProbe &p = ahead[i % kSweepSlotsAhead];
         p.table = t;
-        p.value = s->slots[i];
-        p.range = probe_range(index, q, t, p.value);
+        p.value = slots[i];
+        p.range = slot_range(index, q, t, p.value);
         p.pinned = pin_ahead(index, p.range, t, kSweepLinesAhead);
-        simhash::slot_groups_prefetch(&groups, p.value);
+        started(p.value);
     };
     for (Size i = 0; i < Min(nslots, static_cast<Size>(kSweepSlotsAhead)); ++i) start_slot(i);
     for (Size i = 0; i < nslots; ++i) {
@@ -730,10 +730,8 @@ void sweep_table(Relation index, ProbeQuery *q, int t, Size m, uint32 from, uint
             if (BufferIsValid(current.pinned)) ReleaseBuffer(current.pinned);
             continue;
         }
-        simhash::slot_wants_fill(s->wants, &groups, current.value);
-        sweep_slot(index, q, t, current.value, current.range, current.pinned, s->wants);
+        read(current.value, current.range, current.pinned);
         if (q->batch_full) {
-            // The slots started ahead are left: their pins go.
             for (Size k = i + 1; k < Min(nslots, i + 1 + kSweepSlotsAhead); ++k)
                 if (BufferIsValid(ahead[k % kSweepSlotsAhead].pinned)) ReleaseBuffer(ahead[k % kSweepSlotsAhead].pinned);
             return;
@@ -741,12 +739,282 @@ void sweep_table(Relation index, ProbeQuery *q, int t, Size m, uint32 from, uint
     }
 }
 
-// A parallel sweep: the leader and one worker each sweep half of the slots of table 0, then,
-// once both are done with it, half of those of table 2. A center found in table 0 by either
-// (their shared flags) is not looked for in table 2, as in a sweep by one process; on two cores
-// the check of a large chunk takes half the time. The worker reports its (center, heap TID) pairs
-// through the shared memory below; if they overflow it, the leader drops them and sweeps every
-// slot itself.
+// Sweeps table t (0 or 2) of the run in q->cached_run for the m centers in s: every slot in
+// [from, to) some center wants, in order, several started ahead. Stops between slots once
+// q->batch_full is set.
+void sweep_table(Relation index, ProbeQuery *q, int t, Size m, uint32 from, uint32 to, SweepScratch *s) {
+    simhash::SlotGroups groups;
+    simhash::slot_groups_build(&groups, s->group_memory, s->keys, s->numbers, m);
+    simhash::slot_wants_init(s->wants, s->wants_memory, m);
+    Size nslots = 0;
+    for (uint32 v = from; v < to; ++v)
+        if (simhash::slot_groups_want(&groups, v)) s->slots[nslots++] = v;
+    read_slots(index, q, t, s->slots, nslots, [&](uint32 slot) { simhash::slot_groups_prefetch(&groups, slot); },
+               [&](uint32 slot, const ProbeRange &range, Buffer pinned) {
+                   simhash::slot_wants_fill(s->wants, &groups, slot);
+                   sweep_slot(index, q, t, slot, range, pinned, s->wants);
+               });
+}
+
+// A large batch on a run that a pair of halves cannot check (a radius over 3, or tables of wide
+// blocks: three tables of 21-22 bits in runs of 2^27 entries or more) is checked by sweeping each
+// table it probes (core/value_groups.h): every slot some center wants, once and in order, each
+// block value's entries compared with the centers whose block lies within the table's per-block
+// radius of it, one vector pass a center as a probe makes. The pairs compared are the probes' own,
+// and each is reported by the table a probe reports it from (the first whose block is within its
+// radius); what goes is a probe's chain of cache misses for each (center, value), which at radius
+// 3 is 23 probes a center in table 0 of a three-table run.
+//
+// Chosen where every probed table has a per-block radius of 0 or 1 and blocks of at most 22 bits,
+// and the batch wants at least as many (center, value) probes as the tables have slots: then the
+// slots it reads are about all those the probes would read.
+bool sweeps_values(const ProbeQuery *q, Size n) {
+    double wants = 0, slots = 0;
+    for (int t = 0; t < q->g.ntables; ++t) {
+        if (q->rb[t] < 0) continue;
+        if (q->rb[t] > simhash::kValueGroupMaxRadius || q->g.len[t] > simhash::kValueGroupMaxBits) return false;
+        wants += static_cast<double>(n) * simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
+        slots += std::ldexp(1.0, q->g.dirbits);
+    }
+    return slots > 0 && wants >= slots;
+}
+
+// Memory for sweeping the tables of one run for up to n centers.
+struct ValueSweep {
+    // The centers still searched when a table's sweep starts, by rank (the order of their block
+    // values, core/value_groups.h): batch numbers, fingerprints, blocks and ref keys of the table.
+    uint32 *numbers;
+    int64 *fps;
+    uint32 *blocks;
+    uint32 *keys;
+    void *group_memory;
+    simhash::ValueGroups groups;
+    uint32 *scratch;      // the centers in batch order, before they are laid out by rank
+    uint64 *slot_bitmap;  // 2^dirbits bits
+    uint32 *slots;        // the slots to read, in order
+    // The centers compared with the block value being read: ranks, and ref budgets (the radius
+    // less the bits the value's directory prefix differs from the center's).
+    uint32 *gathered;
+    int *budgets;
+    Size ngathered;
+    // Refs within the budget of a center, to fetch from table 0: positions and batch numbers.
+    uint32 *fetch_positions;
+    uint32 *fetch_numbers;
+    Size nfetch;
+    Size fetch_capacity;
+};
+
+template <typename T>
+T *alloc_huge(Size n) {
+    return static_cast<T *>(MemoryContextAllocHuge(CurrentMemoryContext, sizeof(T) * Max(n, Size{1})));
+}
+
+void value_sweep_init(ValueSweep *vs, const SimhashGeometry *g, Size n) {
+    int bits = 1;
+    for (int t = 0; t < g->ntables; ++t) bits = Max(bits, Min(g->len[t], simhash::kValueGroupMaxBits));
+    vs->numbers = alloc_huge<uint32>(n);
+    vs->fps = alloc_huge<int64>(n);
+    vs->blocks = alloc_huge<uint32>(n);
+    vs->keys = alloc_huge<uint32>(n);
+    vs->group_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::value_groups_bytes(bits, n));
+    vs->scratch = alloc_huge<uint32>(n);
+    vs->slot_bitmap = alloc_huge<uint64>((Size{1} << g->dirbits) / 64 + 1);
+    vs->slots = alloc_huge<uint32>(Size{1} << g->dirbits);
+    vs->gathered = alloc_huge<uint32>(n);
+    vs->budgets = alloc_huge<int>(n);
+    vs->ngathered = 0;
+    vs->fetch_capacity = 1024;
+    vs->fetch_positions = alloc_huge<uint32>(vs->fetch_capacity);
+    vs->fetch_numbers = alloc_huge<uint32>(vs->fetch_capacity);
+    vs->nfetch = 0;
+}
+
+void value_sweep_free(ValueSweep *vs) {
+    for (void *p : {static_cast<void *>(vs->numbers), static_cast<void *>(vs->fps), static_cast<void *>(vs->blocks),
+                    static_cast<void *>(vs->keys), vs->group_memory, static_cast<void *>(vs->scratch),
+                    static_cast<void *>(vs->slot_bitmap), static_cast<void *>(vs->slots),
+                    static_cast<void *>(vs->gathered), static_cast<void *>(vs->budgets),
+                    static_cast<void *>(vs->fetch_positions), static_cast<void *>(vs->fetch_numbers)})
+        pfree(p);
+}
+
+bool batch_center_has_one(const ProbeQuery *q, Size center) {
+    return (q->batch_have && q->batch_have[center]) || (q->batch_shared_have && q->batch_shared_have[center]);
+}
+
+// The centers to compare with the entries of block `value` (directory prefix `prefix`) of table t:
+// those within the table's per-block radius of it that still want entries.
+void gather_value(const ProbeQuery *q, ValueSweep *vs, int t, Size prefix, uint32 value) {
+    const Size n = simhash::value_groups_gather(&vs->groups, value, q->rb[t], vs->gathered);
+    Size k = 0;
+    for (Size j = 0; j < n; ++j) {
+        const uint32 rank = vs->gathered[j];
+        if (batch_center_has_one(q, vs->numbers[rank])) continue;
+        vs->gathered[k] = rank;
+        if (t > 0) vs->budgets[k] = q->r - simhash::popcount64(prefix ^ simhash_prefix(vs->blocks[rank], &q->g, t));
+        ++k;
+    }
+    vs->ngathered = k;
+}
+
+void queue_fetch(ValueSweep *vs, uint32 position, uint32 number) {
+    if (vs->nfetch == vs->fetch_capacity) {
+        vs->fetch_capacity *= 2;
+        vs->fetch_positions = static_cast<uint32 *>(repalloc_huge(vs->fetch_positions, sizeof(uint32) * vs->fetch_capacity));
+        vs->fetch_numbers = static_cast<uint32 *>(repalloc_huge(vs->fetch_numbers, sizeof(uint32) * vs->fetch_capacity));
+    }
+    vs->fetch_positions[vs->nfetch] = position;
+    vs->fetch_numbers[vs->nfetch++] = number;
+}
+
+// The queued refs' entries, verified on all 64 bits and reported unless an earlier table reports
+// them (its block within its radius of the center's).
+void fetch_queued(Relation index, ProbeQuery *q, int t, const int64 *centers, ValueSweep *vs) {
+    for (Size k = 0; k < vs->nfetch; k += kFetchBatch) {
+        const Size count = Min(vs->nfetch - k, kFetchBatch);
+        SimhashEntry entries[kFetchBatch];
+        fetch_entries(index, q, vs->fetch_positions + k, count, entries);
+        for (Size e = 0; e < count; ++e) {
+            const uint32 number = vs->fetch_numbers[k + e];
+            const int64 center = centers[number];
+            if (simhash_tid_is_dead(&entries[e].tid) || simhash_distance(entries[e].fp, center) > q->r) continue;
+            bool earlier = false;
+            for (int u = 0; u < t && !earlier; ++u)
+                earlier = q->rb[u] >= 0 &&
+                          simhash::popcount64(simhash_block(entries[e].fp, &q->g, u) ^ simhash_block(center, &q->g, u)) <= q->rb[u];
+            if (!earlier) emit_batch(q, number, &entries[e].tid);
+        }
+    }
+    vs->nfetch = 0;
+}
+
+// The end of the entries from `i` on (below n) whose block value is `value`: the first whose block
+// is greater (entries are sorted by block). block(j) is entry j's.
+template <typename Block>
+int value_end(int i, int n, uint32 value, Block block) {
+    int lo = i + 1, hi = n;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (block(mid) > value)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+// Calls compare(i, end) for each run [i, end) of the entries start .. n-1 of a page of table t
+// that share a block value (block(j): entry j's; ascending), the value's centers gathered into vs
+// first unless *value says they are there already (a value's entries may go on from the previous
+// page). `several`: the page may hold several values (else it holds one).
+template <typename Block, typename Compare>
+void each_value_run(const ProbeQuery *q, ValueSweep *vs, int t, Size prefix, int start, int n, bool several, Block block,
+                    int64 *value, Compare compare) {
+    for (int i = start; i < n;) {
+        const uint32 v = block(i);
+        const int end = several ? value_end(i, n, v, block) : n;
+        if (*value != v) {
+            *value = v;
+            gather_value(q, vs, t, prefix, v);
+        }
+        compare(i, end);
+        i = end;
+    }
+}
+
+// The entries of one slot (directory prefix) of table t within the radius of the centers that want
+// their block values: each value's entries on a page compared with each such center in one
+// vector pass, as a probe compares them with its center. `pinned`: the range's first page, pinned
+// by pin_ahead.
+void value_sweep_slot(Relation index, ProbeQuery *q, int t, Size prefix, const ProbeRange &range, Buffer pinned,
+                      const int64 *centers, ValueSweep *vs) {
+    const SimhashGeometry *g = &q->g;
+    const int radius = q->r;
+    const int sub_bits = g->len[t] - g->dirbits;
+    int64 value = -1;  // the block value whose centers vs holds (none yet)
+    uint32 hits[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
+    BlockNumber blkno = range.begin.blkno;
+    int start = range.begin.offset;
+    while (blkno != InvalidBlockNumber && !(blkno == range.end.blkno && start >= range.end.offset)) {
+        Buffer buffer;
+        int n;
+        bool last;
+        Page page = lock_range_page(index, t, blkno, range.end, &pinned, &buffer, &n, &last);
+        const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+        if (!last && opaque->next != InvalidBlockNumber) pinned = read_ahead(index, opaque->next, 0, kSweepLinesAhead);
+        if (t == 0) {
+            const int64 *fps = SimhashPageGetFps(page);
+            auto block = [&](int j) { return simhash_block(fps[j], g, 0); };
+            each_value_run(q, vs, t, prefix, start, n, true, block, &value, [&](int i, int end) {
+                for (Size k = 0; k < vs->ngathered; ++k) {
+                    const uint32 rank = vs->gathered[k];
+                    const Size nhits = simhash::select_within_radius(reinterpret_cast<const uint64_t *>(fps + i), end - i,
+                                                                     static_cast<uint64_t>(vs->fps[rank]), radius, hits);
+                    for (Size h = 0; h < nhits; ++h) {
+                        ItemPointerData tid = *simhash_page_tid(page, i + static_cast<int>(hits[h]));
+                        if (!simhash_tid_is_dead(&tid)) emit_batch(q, vs->numbers[rank], &tid);
+                    }
+                }
+            });
+        } else {
+            const SimhashRef *refs = SimhashPageGetRefs(page);
+            auto block = [&](int j) { return static_cast<uint32>(prefix << sub_bits) | simhash_ref_subblock(refs[j].key, g, t); };
+            each_value_run(q, vs, t, prefix, start, n, sub_bits > 0, block, &value, [&](int i, int end) {
+                for (Size k = 0; k < vs->ngathered; ++k) {
+                    const uint32 rank = vs->gathered[k];
+                    const Size nhits = simhash::select_keys_within(&refs[i].key, sizeof(SimhashRef) / sizeof(uint32), end - i, 0, 0,
+                                                                   vs->keys[rank], vs->budgets[k], hits);
+                    for (Size h = 0; h < nhits; ++h) queue_fetch(vs, refs[i + hits[h]].pos, vs->numbers[rank]);
+                }
+            });
+        }
+        blkno = last ? InvalidBlockNumber : opaque->next;
+        start = 0;
+        UnlockReleaseBuffer(buffer);
+        if (vs->nfetch > 0) fetch_queued(index, q, t, centers, vs);
+    }
+    if (BufferIsValid(pinned)) ReleaseBuffer(pinned);
+}
+
+// Sweeps table t of the run in q->cached_run over the slots [from, to) for the batch's centers
+// that have no entry yet (where one is enough). Stops between slots once q->batch_full is set.
+void value_sweep_table(Relation index, ProbeQuery *q, int t, const int64 *centers, Size n, Size from, Size to,
+                       ValueSweep *vs) {
+    const SimhashGeometry *g = &q->g;
+    // The centers still searched, grouped by block value, then laid out by rank.
+    Size m = 0;
+    for (Size i = 0; i < n; ++i) {
+        if (batch_center_has_one(q, i)) continue;
+        vs->scratch[m] = static_cast<uint32>(i);
+        vs->keys[m++] = simhash_block(centers[i], g, t);
+    }
+    if (m == 0) return;
+    simhash::value_groups_build(&vs->groups, vs->group_memory, g->len[t], vs->keys, m);
+    for (Size k = 0; k < m; ++k) {
+        const uint32 number = vs->scratch[vs->groups.members[k]];
+        vs->numbers[k] = number;
+        vs->fps[k] = centers[number];
+        vs->blocks[k] = simhash_block(centers[number], g, t);
+    }
+    for (Size k = 0; k < m; ++k) vs->keys[k] = t > 0 ? simhash_ref_key(vs->fps[k], g, t) : 0;
+    const Size nslots_all = Size{1} << g->dirbits;
+    memset(vs->slot_bitmap, 0, sizeof(uint64) * (nslots_all / 64 + 1));
+    simhash::value_groups_mark(&vs->groups, q->rb[t], g->len[t] - g->dirbits, vs->slot_bitmap);
+    Size nslots = 0;
+    for (Size s = from; s < to; ++s)
+        if ((vs->slot_bitmap[s >> 6] >> (s & 63)) & 1) vs->slots[nslots++] = static_cast<uint32>(s);
+    read_slots(index, q, t, vs->slots, nslots, [](uint32) {}, [&](uint32 slot, const ProbeRange &range, Buffer pinned) {
+        value_sweep_slot(index, q, t, slot, range, pinned, centers, vs);
+    });
+}
+
+// A batch sweep (of the halves of a four-table run, or of every probed table of a run of wide
+// blocks) in one process or in two: the leader and one worker each sweep half of the slots of the
+// first table, then, once both are done with it, half of those of the next. A center found in one
+// table by either (their shared flags) is not looked for in the next, as in a sweep by one
+// process; on two cores the check of a large chunk takes half the time. The worker reports its
+// (center, heap TID) pairs through the shared memory below; if they overflow it, the leader drops
+// them and sweeps every slot itself.
 constexpr uint64 kSweepKeyShared = UINT64CONST(0x5348000000000001);
 constexpr uint64 kSweepKeyCenters = UINT64CONST(0x5348000000000002);
 constexpr uint64 kSweepKeyHave = UINT64CONST(0x5348000000000003);
@@ -755,7 +1023,6 @@ constexpr uint64 kSweepKeyFound = UINT64CONST(0x5348000000000004);
 // opens the index) costs a few milliseconds, about what sweeping a quarter of a million entries
 // costs.
 constexpr uint64 kParallelSweepMinEntries = uint64{1} << 18;
-constexpr uint32 kSweepHalf = simhash::kSlotSweepSlots / 2;
 
 struct SweepShared {
     Oid index_oid;
@@ -764,8 +1031,9 @@ struct SweepShared {
     int radius;
     Size ncenters;
     Size capacity;                 // room for this many results
+    bool values;                   // a value sweep (sweeps_values), else the halves (sweeps_halves)
     bool prune;                    // one entry a center is enough: the flags below are used
-    pg_atomic_uint32 tables_done;  // processes done with table 0
+    pg_atomic_uint32 tables_done;  // tables each process is done with, summed over the two
     // Written by the worker.
     Size nfound;
     bool overflowed;
@@ -815,10 +1083,21 @@ void set_probe_run(ProbeQuery *q, const SimhashCachedRun &cached) {
     q->cached_run = cached;
 }
 
-// Until the other process is done with table 0 too (the leader: or its worker has stopped).
-void wait_for_table_0(SweepShared *shared, ParallelContext *pcxt) {
+// Sets q's per-block radii for its run (q->g) and radius; returns the probes a center makes.
+double set_probe_radii(ProbeQuery *q) {
+    double per_center = 0;
+    for (int t = 0; t < q->g.ntables; ++t) {
+        q->rb[t] = simhash::block_probe_radius(q->r, q->g.ntables, t);
+        per_center += simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
+    }
+    return per_center;
+}
+
+// Until the other process is done with its `tables` first tables too (the leader: or its worker
+// has stopped).
+void wait_for_tables(SweepShared *shared, ParallelContext *pcxt, uint32 tables) {
     pg_atomic_fetch_add_u32(&shared->tables_done, 1);
-    while (pg_atomic_read_u32(&shared->tables_done) < 2) {
+    while (pg_atomic_read_u32(&shared->tables_done) < 2 * tables) {
         CHECK_FOR_INTERRUPTS();
         pid_t pid;
         if (pcxt != nullptr && GetBackgroundWorkerPid(pcxt->worker[0].bgwhandle, &pid) == BGWH_STOPPED) break;
@@ -827,17 +1106,53 @@ void wait_for_table_0(SweepShared *shared, ParallelContext *pcxt) {
     pg_memory_barrier();  // the other's flags, set before its increment, are seen
 }
 
-// Tables 0 and then 2 over the slots [from, to), for the centers `skip` does not rule out (read
-// again for table 2: what table 0 found is not looked for again). `shared`: a parallel sweep's,
-// whose halves meet between the tables.
-void sweep_tables(Relation index, ProbeQuery *q, const int64 *centers, Size n, const uint8 *skip, uint32 from, uint32 to,
-                  SweepScratch *s, SweepShared *shared, ParallelContext *pcxt) {
-    const Size m0 = sweep_centers(q, centers, n, skip, 0, s);
-    if (m0 > 0) sweep_table(index, q, 0, m0, from, to, s);
-    if (shared != nullptr) wait_for_table_0(shared, pcxt);
-    if (q->batch_full) return;
-    const Size m2 = sweep_centers(q, centers, n, skip, 2, s);
-    if (m2 > 0) sweep_table(index, q, 2, m2, from, to, s);
+// One process's memory for a batch sweep of either kind.
+struct BatchSweep {
+    bool values;
+    SweepScratch halves;
+    ValueSweep by_value;
+};
+
+void batch_sweep_init(BatchSweep *b, const ProbeQuery *q, bool values, Size n) {
+    b->values = values;
+    if (values)
+        value_sweep_init(&b->by_value, &q->g, n);
+    else
+        sweep_scratch_init(&b->halves, n);
+}
+
+void batch_sweep_free(BatchSweep *b) {
+    if (b->values)
+        value_sweep_free(&b->by_value);
+    else
+        sweep_scratch_free(&b->halves);
+}
+
+// The slots a sweep of the run in q->cached_run goes through (half each in a parallel sweep).
+Size batch_sweep_slots(const ProbeQuery *q, bool values) { return values ? Size{1} << q->g.dirbits : simhash::kSlotSweepSlots; }
+
+// The tables of the sweep over the slots [from, to), in order: halves, tables 0 and then 2; by
+// value, every table probed. A table looks for the centers `skip` (halves) or q's flags (by
+// value) do not rule out, read again for each table: what one table found is not looked for in
+// the next. `shared`: a parallel sweep's, whose halves meet between the tables.
+void sweep_tables(Relation index, ProbeQuery *q, const int64 *centers, Size n, const uint8 *skip, Size from, Size to,
+                  BatchSweep *b, SweepShared *shared, ParallelContext *pcxt) {
+    int tables[SIMHASH_MAX_TABLES];
+    int ntables = 0;
+    for (int t = 0; t < q->g.ntables; ++t)
+        if (b->values ? q->rb[t] >= 0 : (t == 0 || t == 2)) tables[ntables++] = t;
+    for (int k = 0; k < ntables; ++k) {
+        const int t = tables[k];
+        if (b->values) {
+            value_sweep_table(index, q, t, centers, n, from, to, &b->by_value);
+        } else {
+            const Size m = sweep_centers(q, centers, n, skip, t, &b->halves);
+            if (m > 0) sweep_table(index, q, t, m, static_cast<uint32>(from), static_cast<uint32>(to), &b->halves);
+        }
+        if (k + 1 == ntables) break;
+        if (shared != nullptr) wait_for_tables(shared, pcxt, k + 1);
+        if (q->batch_full) return;
+    }
 }
 
 void sweep_worker(shm_toc *toc) {
@@ -854,11 +1169,12 @@ void sweep_worker(shm_toc *toc) {
     SimhashCachedRun cached;
     simhash_cached_run(index, shared->index_id, &shared->run, &cached);
     set_probe_run(q, cached);
-    SweepScratch s;
-    sweep_scratch_init(&s, shared->ncenters);
-    sweep_tables(index, q, centers, shared->ncenters, q->batch_shared_have, kSweepHalf, simhash::kSlotSweepSlots, &s, shared,
-                 nullptr);
-    sweep_scratch_free(&s);
+    set_probe_radii(q);
+    BatchSweep b;
+    batch_sweep_init(&b, q, shared->values, shared->ncenters);
+    const Size slots = batch_sweep_slots(q, shared->values);
+    sweep_tables(index, q, centers, shared->ncenters, q->batch_shared_have, slots / 2, slots, &b, shared, nullptr);
+    batch_sweep_free(&b);
     shared->nfound = results.n;
     shared->overflowed = q->batch_full;
     shared->finished = true;
@@ -868,7 +1184,7 @@ void sweep_worker(shm_toc *toc) {
 // Starts a worker sweeping the upper half of the slots of the run `slot`; nullptr when none
 // could start. The shared flags start as the batch's.
 ParallelContext *start_parallel_sweep(Relation index, ProbeQuery *q, uint64 index_id, const SimhashRunSlot *slot,
-                                      const int64 *centers, Size n) {
+                                      const int64 *centers, Size n, bool values) {
     if (max_parallel_maintenance_workers == 0 || IsInParallelMode() || !IsUnderPostmaster ||
         slot->nentries < kParallelSweepMinEntries || !ActiveSnapshotSet())
         return nullptr;
@@ -895,6 +1211,7 @@ ParallelContext *start_parallel_sweep(Relation index, ProbeQuery *q, uint64 inde
     shared->radius = q->r;
     shared->ncenters = n;
     shared->capacity = capacity;
+    shared->values = values;
     shared->prune = q->batch_have != nullptr;
     pg_atomic_init_u32(&shared->tables_done, 0);
     shared->nfound = 0;
@@ -920,22 +1237,24 @@ ParallelContext *start_parallel_sweep(Relation index, ProbeQuery *q, uint64 inde
     return pcxt;
 }
 
-// Sweeps tables 0 and 2 of the run `slot` (in q->cached_run) for the batch's centers, half of the
-// slots in a parallel worker when one can start.
-void sweep_halves(Relation index, ProbeQuery *q, uint64 index_id, const SimhashRunSlot *slot, const int64 *centers, Size n) {
-    SweepScratch s;
-    sweep_scratch_init(&s, n);
-    ParallelContext *pcxt = start_parallel_sweep(index, q, index_id, slot, centers, n);
+// Sweeps the run `slot` (in q->cached_run, its probe radii set) for the batch's centers: its
+// halves, or by value (`values`); half of the slots in a parallel worker when one can start.
+void sweep_batch(Relation index, ProbeQuery *q, uint64 index_id, const SimhashRunSlot *slot, const int64 *centers, Size n,
+                 bool values) {
+    BatchSweep b;
+    batch_sweep_init(&b, q, values, n);
+    const Size slots = batch_sweep_slots(q, values);
+    ParallelContext *pcxt = start_parallel_sweep(index, q, index_id, slot, centers, n, values);
     if (pcxt == nullptr) {
-        sweep_tables(index, q, centers, n, q->batch_have, 0, simhash::kSlotSweepSlots, &s, nullptr, nullptr);
-        sweep_scratch_free(&s);
+        sweep_tables(index, q, centers, n, q->batch_have, 0, slots, &b, nullptr, nullptr);
+        batch_sweep_free(&b);
         return;
     }
     SweepShared *shared = static_cast<SweepShared *>(shm_toc_lookup(pcxt->toc, kSweepKeyShared, false));
     // Without batch_have every entry is wanted (the caller ranks them): nothing is left out.
     uint8 *shared_have = shared->prune ? static_cast<uint8 *>(shm_toc_lookup(pcxt->toc, kSweepKeyHave, false)) : nullptr;
     q->batch_shared_have = shared_have;
-    sweep_tables(index, q, centers, n, shared_have, 0, kSweepHalf, &s, shared, pcxt);
+    sweep_tables(index, q, centers, n, shared_have, 0, slots / 2, &b, shared, pcxt);
     WaitForParallelWorkersToFinish(pcxt);
     q->batch_shared_have = nullptr;
     const bool complete = shared->finished && !shared->overflowed;
@@ -949,11 +1268,11 @@ void sweep_halves(Relation index, ProbeQuery *q, uint64 index_id, const SimhashR
     }
     DestroyParallelContext(pcxt);
     ExitParallelMode();
-    // The worker's results are lost: its half (and, since the leader's half of table 2 left out
-    // the centers it had found, everything) is swept again, for the centers the leader's own
-    // results do not settle.
-    if (!complete) sweep_tables(index, q, centers, n, q->batch_have, 0, simhash::kSlotSweepSlots, &s, nullptr, nullptr);
-    sweep_scratch_free(&s);
+    // The worker's results are lost: its half (and, since the leader's half of the later tables
+    // left out the centers it had found, everything) is swept again, for the centers the leader's
+    // own results do not settle.
+    if (!complete) sweep_tables(index, q, centers, n, q->batch_have, 0, slots, &b, nullptr, nullptr);
+    batch_sweep_free(&b);
 }
 
 // A batch's probes of one (table, value): the centers that want it, members[first .. end) of the
@@ -1271,14 +1590,11 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
             continue;
         }
         set_probe_run(q, cached);
-        if (sweeps_halves(q, run, n)) {
-            sweep_halves(index, q, index_id, slot, centers, n);
+        const double per_center = set_probe_radii(q);
+        const bool halves = sweeps_halves(q, run, n);
+        if (halves || sweeps_values(q, n)) {
+            sweep_batch(index, q, index_id, slot, centers, n, !halves);
             continue;
-        }
-        double per_center = 0;
-        for (int t = 0; t < run->ntables; ++t) {
-            q->rb[t] = simhash::block_probe_radius(q->r, run->ntables, t);
-            per_center += simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
         }
         const Size group = Max(Size{1}, static_cast<Size>(kBatchProbes / Max(per_center, 1.0)));
         const Size capacity = static_cast<Size>(Min(static_cast<double>(group), static_cast<double>(n)) * per_center + 1);
