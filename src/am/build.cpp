@@ -15,6 +15,7 @@
 
 #include "am/simhash_am.h"
 #include "core/radix_sort.h"
+#include "guard.h"
 
 extern "C" {
 #include "utils/builtins.h"
@@ -375,6 +376,21 @@ void table_finish(TableWriter *tw, Size nprefixes) {
     writer_flush(tw->w, InvalidBlockNumber);
     if (!tw->w->logged) writer_write_batch(tw->w);
 }
+// Sorts items in place by the top `bits` bits of their keys (core/radix_sort.h), stopping at a
+// query cancel: a sort of hundreds of millions of entries takes seconds. The sort throws Stopped,
+// caught here; the cancel is raised once the catch block has ended (no longjmp crosses the sort).
+template <typename T, typename KeyOf>
+void sort_entries(T *items, Size n, int bits, KeyOf key_of) {
+    simhash::StopPoll poll = simhash_pg::interrupt_poll();
+    bool stopped = false;
+    try {
+        simhash::radix_sort_top_bits(items, n, bits, key_of, &poll);
+    } catch (const simhash::Stopped &) {
+        stopped = true;
+    }
+    if (stopped) simhash_pg::raise_interrupt("the sort of a simhash index run");
+}
+
 
 }  // namespace
 
@@ -436,7 +452,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         if (permuter)
             for (Size i = 0; i < n; ++i) items[i].fp = static_cast<int64>(simhash_key(items[i].fp, permuter));
         // Block 0 is the key's top.
-        simhash::radix_sort_top_bits(items, n, kg.len[0], [](const SimhashEntry &e) { return static_cast<uint64_t>(e.fp); });
+        sort_entries(items, n, kg.len[0], [](const SimhashEntry &e) { return static_cast<uint64_t>(e.fp); });
         sorted = items;
     }
     table_begin(&tw, w, &kg, 0, &meta->tables[0], dir, page_list, page_list + table0_pages);
@@ -487,7 +503,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         } else {
             for (Size pos = 0; pos < n; ++pos)  // block t on top, then the position
                 refs[pos] = ((simhash_rotation(static_cast<int64>(keys[pos]), &kg, t) >> 32) << 32) | pos;
-            simhash::radix_sort_top_bits(refs, n, kg.len[t], [](uint64 ref) { return static_cast<uint64_t>(ref); });
+            sort_entries(refs, n, kg.len[t], [](uint64 ref) { return static_cast<uint64_t>(ref); });
         }
         table_begin(&tw, w, &kg, t, &meta->tables[t], dir, nullptr, page_list + table0_pages + t * ndirpages);
         for (Size i = 0; i < n; ++i) {

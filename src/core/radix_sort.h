@@ -6,13 +6,17 @@
 // large run's directory missed on every item), the next ones sort buckets that fit in the caches.
 //
 // Items whose top bits are equal keep no particular order (the sort is not stable).
-// Plain data, no allocation, no exception; recursion depth at most ceil(bits / 11).
+// Plain data, no allocation; recursion depth at most ceil(bits / 11). A caller's StopPoll is
+// ticked an item at a time (its callback asked every 2^18 items, a few milliseconds): when it
+// asks to stop, Stopped is thrown and the items are left in some order.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+
+#include "core/stop_poll.h"
 
 namespace simhash {
 
@@ -38,11 +42,15 @@ void insertion_sort(T *items, size_t n, int bits, KeyOf key_of) {
 
 // Sorts items by key bits [64 - bits, 64 - sorted) counted from the low end, the bits above them
 // being equal among the items.
+// Items counted or moved between two ticks of the caller's poll.
+constexpr size_t kRadixTickItems = size_t{1} << 16;
+
 template <typename T, typename KeyOf>
-void sort_level(T *items, size_t n, int sorted, int bits, KeyOf key_of) {
+void sort_level(T *items, size_t n, int sorted, int bits, KeyOf key_of, StopPoll *poll) {
     if (n < 2 || sorted >= bits) return;
     if (n <= kRadixSmallSort) {
         insertion_sort(items, n, bits, key_of);
+        tick(poll, n);
         return;
     }
     const int digit_bits = std::min(kRadixDigitBits, bits - sorted);
@@ -54,7 +62,10 @@ void sort_level(T *items, size_t n, int sorted, int bits, KeyOf key_of) {
     size_t head[size_t{1} << kRadixDigitBits];
     size_t end[size_t{1} << kRadixDigitBits];
     std::fill(end, end + nbuckets, 0);
-    for (size_t i = 0; i < n; ++i) ++end[digit_of(items[i])];
+    for (size_t i = 0; i < n; ++i) {
+        ++end[digit_of(items[i])];
+        if ((i + 1) % kRadixTickItems == 0) tick(poll, kRadixTickItems);
+    }
     size_t at = 0;
     for (size_t b = 0; b < nbuckets; ++b) {
         head[b] = at;
@@ -63,6 +74,9 @@ void sort_level(T *items, size_t n, int sorted, int bits, KeyOf key_of) {
     }
     // Each bucket in turn is filled from its head: an item that belongs elsewhere is swapped to its
     // bucket's head until the item in hand belongs here.
+    // Filling the first bucket places most items (each cycle of swaps ends only at an item of that
+    // bucket): the poll is ticked by swaps made, not by buckets filled.
+    size_t moved = 0;
     for (size_t b = 0; b < nbuckets; ++b) {
         while (head[b] < end[b]) {
             T item = std::move(items[head[b]]);
@@ -74,23 +88,29 @@ void sort_level(T *items, size_t n, int sorted, int bits, KeyOf key_of) {
                 if (head[d] + kRadixPrefetchItems < end[d]) __builtin_prefetch(&items[head[d] + kRadixPrefetchItems]);
                 std::swap(item, items[head[d]++]);
                 d = digit_of(item);
+                if (++moved == kRadixTickItems) {
+                    tick(poll, moved);
+                    moved = 0;
+                }
             }
             items[head[b]++] = std::move(item);
         }
     }
+    tick(poll, moved);
     size_t begin = 0;
     for (size_t b = 0; b < nbuckets; ++b) {
-        sort_level(items + begin, end[b] - begin, sorted + digit_bits, bits, key_of);
+        sort_level(items + begin, end[b] - begin, sorted + digit_bits, bits, key_of, poll);
         begin = end[b];
     }
 }
 
 }  // namespace radix_detail
 
-// Sorts items[0 .. n) by the top `bits` bits (1..64) of key_of(item), a uint64_t.
+// Sorts items[0 .. n) by the top `bits` bits (1..64) of key_of(item), a uint64_t. `poll` (may be
+// null) can stop it, see above.
 template <typename T, typename KeyOf>
-void radix_sort_top_bits(T *items, size_t n, int bits, KeyOf key_of) {
-    radix_detail::sort_level(items, n, 0, bits, key_of);
+void radix_sort_top_bits(T *items, size_t n, int bits, KeyOf key_of, StopPoll *poll = nullptr) {
+    radix_detail::sort_level(items, n, 0, bits, key_of, poll);
 }
 
 }  // namespace simhash

@@ -79,4 +79,68 @@ TEST(RadixSort, PlainIntegers) {
     EXPECT_EQ(refs, expected);
 }
 
+// A poll that never stops is asked about once every 2^18 items sorted, the sort unchanged; one
+// that stops makes the sort throw Stopped before it has done the work.
+TEST(RadixSort, PollIsAskedAndCanStop) {
+    std::mt19937_64 rng(5);
+    std::vector<uint64_t> refs(4000000);
+    for (auto &r : refs) r = rng();
+    std::vector<uint64_t> expected = refs;
+    std::sort(expected.begin(), expected.end());
+    struct Asked {
+        uint64_t times = 0;
+        uint64_t stop_at = ~uint64_t{0};
+    };
+    auto ask = [](void *context) {
+        Asked *asked = static_cast<Asked *>(context);
+        return ++asked->times >= asked->stop_at;
+    };
+    Asked never;
+    simhash::StopPoll poll(ask, &never);
+    std::vector<uint64_t> sorted = refs;
+    simhash::radix_sort_top_bits(sorted.data(), sorted.size(), 64, [](uint64_t v) { return v; }, &poll);
+    EXPECT_EQ(sorted, expected);
+    // Each item is counted when the first pass counts the digits, then ticks once per swap that
+    // moves it (about once per level: two of 11 bits for 4M items): about 3 x 4M / 2^18 = 45 asks.
+    EXPECT_GE(never.times, 2 * refs.size() / simhash::StopPoll::kUnitsBetweenPolls);
+    EXPECT_LE(never.times, 4 * refs.size() / simhash::StopPoll::kUnitsBetweenPolls);
+
+    Asked soon;
+    soon.stop_at = 3;
+    simhash::StopPoll stopping(ask, &soon);
+    sorted = refs;
+    EXPECT_THROW(simhash::radix_sort_top_bits(sorted.data(), sorted.size(), 64, [](uint64_t v) { return v; }, &stopping),
+                 simhash::Stopped);
+    EXPECT_EQ(soon.times, 3u);
+
+    // The first pass moves nearly every item while its first bucket fills: the poll is asked
+    // during those swaps too, not only between buckets (a cancel would otherwise wait for the
+    // whole pass, seconds at 300M entries). Some ask finds between a tenth and nine tenths of the
+    // items in their first-pass buckets.
+    struct Progress {
+        const std::vector<uint64_t> *items;
+        std::vector<size_t> bucket_end;  // by top 11 bits
+        bool seen_midway = false;
+    };
+    Progress progress{&sorted, std::vector<size_t>(2048, 0)};
+    for (uint64_t r : refs) ++progress.bucket_end[r >> 53];
+    for (size_t d = 1; d < 2048; ++d) progress.bucket_end[d] += progress.bucket_end[d - 1];
+    auto watch = [](void *context) {
+        Progress *p = static_cast<Progress *>(context);
+        size_t placed = 0;
+        for (size_t i = 0; i < p->items->size(); ++i) {
+            const size_t d = (*p->items)[i] >> 53;
+            placed += i < p->bucket_end[d] && (d == 0 || i >= p->bucket_end[d - 1]);
+        }
+        const double share = static_cast<double>(placed) / static_cast<double>(p->items->size());
+        p->seen_midway = p->seen_midway || (share > 0.1 && share < 0.9);
+        return false;
+    };
+    sorted = refs;
+    simhash::StopPoll watching(watch, &progress);
+    simhash::radix_sort_top_bits(sorted.data(), sorted.size(), 64, [](uint64_t v) { return v; }, &watching);
+    EXPECT_EQ(sorted, expected);
+    EXPECT_TRUE(progress.seen_midway);
+}
+
 }  // namespace
