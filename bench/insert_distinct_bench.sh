@@ -16,6 +16,12 @@
 # of 300,000 originals whose fingerprints the library holds besides its BASE random ones
 # (superuser: reads the texts).
 #
+# LIBRARY=table loads into an existing table instead of a fresh copy for each method (a library
+# of hundreds of millions of rows takes minutes to build): it must hold the bench's fingerprints,
+# id g and fp hashint8extended(g, 11) for g in 1..BASE (as bench/scale_bench.sh's uniform table
+# does), with a simhash index on fp. Each load then runs in a transaction that is rolled back, and
+# VACUUM (INDEX_CLEANUP ON) takes the aborted rows' index entries out again before the next.
+#
 # Usage: bench/insert_distinct_bench.sh [BASE ...]   (PGHOST, PGPORT, PGUSER, PGDATABASE; the
 # database needs CREATE EXTENSION simhash, and pg_prewarm to start from an index in shared
 # buffers). Numbers, not a test: run it on a quiet machine.
@@ -27,6 +33,8 @@ data=${DATA:-fingerprints}
 stage_rows=${STAGE_ROWS:-1000000}
 radius=${RADIUS:-3}
 memory_limit=${MEMORY_LIMIT:-1GB}
+library=${LIBRARY:-}
+[[ -z $library || $data == fingerprints ]] || { echo "LIBRARY needs DATA=fingerprints" >&2; exit 2; }
 [ $# -gt 0 ] || set -- 10000000
 for base in "$@"; do
     if [[ $data == documents ]]; then
@@ -70,11 +78,12 @@ FROM generate_series(0, :stage_rows - 1) i;
 VACUUM ANALYZE staging;
 SQL
     fi
-    echo "== $data: library of $base rows, $stage_rows staged rows, radius $radius"
+    echo "== $data: library of $base rows${library:+ (table $library)}, $stage_rows staged rows, radius $radius"
     declare -A rate=()
     for method in ${METHODS:-plain trigger bulk}; do
         line=$("${psql[@]}" -At -F ' ' -v base="$base" -v stage_rows="$stage_rows" -v radius="$radius" \
-                   -v method="$method" -v memory_limit="$memory_limit" -v data="$data" -f "$here/insert_distinct.sql")
+                   -v method="$method" -v memory_limit="$memory_limit" -v data="$data" -v library="$library" \
+                   -f "$here/insert_distinct.sql")
         read -r _ seconds per_s inserted <<<"$line"
         rate[$method]=$per_s
         printf '%-8s %8s s %10s staged rows/s %9s inserted\n' "$method" "$seconds" "$per_s" "$inserted"
