@@ -981,7 +981,8 @@ void value_sweep_slot(Relation index, ProbeQuery *q, int t, Size prefix, const P
 void value_sweep_table(Relation index, ProbeQuery *q, int t, const int64 *centers, Size n, Size from, Size to,
                        ValueSweep *vs) {
     const SimhashGeometry *g = &q->g;
-    // The centers still searched, grouped by block value, then laid out by rank.
+    // The centers still searched (batch numbers in scratch, blocks in keys for now), grouped by
+    // block value, then laid out by rank.
     Size m = 0;
     for (Size i = 0; i < n; ++i) {
         if (batch_center_has_one(q, i)) continue;
@@ -991,10 +992,10 @@ void value_sweep_table(Relation index, ProbeQuery *q, int t, const int64 *center
     if (m == 0) return;
     simhash::value_groups_build(&vs->groups, vs->group_memory, g->len[t], vs->keys, m);
     for (Size k = 0; k < m; ++k) {
-        const uint32 number = vs->scratch[vs->groups.members[k]];
-        vs->numbers[k] = number;
-        vs->fps[k] = centers[number];
-        vs->blocks[k] = simhash_block(centers[number], g, t);
+        const uint32 given = vs->groups.members[k];
+        vs->numbers[k] = vs->scratch[given];
+        vs->fps[k] = centers[vs->scratch[given]];
+        vs->blocks[k] = vs->keys[given];
     }
     for (Size k = 0; k < m; ++k) vs->keys[k] = t > 0 ? simhash_ref_key(vs->fps[k], g, t) : 0;
     const Size nslots_all = Size{1} << g->dirbits;
