@@ -843,18 +843,20 @@ bool batch_center_has_one(const ProbeQuery *q, Size center) {
 }
 
 // The centers to compare with the entries of block `value` (directory prefix `prefix`) of table t:
-// those within the table's per-block radius of it that still want entries.
+// those within the table's per-block radius of it. A center that has found an entry since the
+// table's sweep began is still compared (looking its flag up for every value would cost more than
+// the comparisons it saves); what it finds is not reported (see report_within).
 void gather_value(const ProbeQuery *q, ValueSweep *vs, int t, Size prefix, uint32 value) {
-    const Size n = simhash::value_groups_gather(&vs->groups, value, q->rb[t], vs->gathered);
-    Size k = 0;
-    for (Size j = 0; j < n; ++j) {
-        const uint32 rank = vs->gathered[j];
-        if (batch_center_has_one(q, vs->numbers[rank])) continue;
-        vs->gathered[k] = rank;
-        if (t > 0) vs->budgets[k] = q->r - simhash::popcount64(prefix ^ simhash_prefix(vs->blocks[rank], &q->g, t));
-        ++k;
-    }
-    vs->ngathered = k;
+    vs->ngathered = simhash::value_groups_gather(&vs->groups, value, q->rb[t], vs->gathered);
+    if (t > 0)
+        for (Size k = 0; k < vs->ngathered; ++k)
+            vs->budgets[k] = q->r - simhash::popcount64(prefix ^ simhash_prefix(vs->blocks[vs->gathered[k]], &q->g, t));
+}
+
+// An entry within the radius of the center with batch number `number`: to the batch's caller,
+// unless the center needs one entry and has it.
+void report_within(ProbeQuery *q, Size number, ItemPointer tid) {
+    if (!batch_center_has_one(q, number)) emit_batch(q, number, tid);
 }
 
 void queue_fetch(ValueSweep *vs, uint32 position, uint32 number) {
@@ -882,7 +884,7 @@ void fetch_queued(Relation index, ProbeQuery *q, int t, const int64 *centers, Va
             for (int u = 0; u < t && !earlier; ++u)
                 earlier = q->rb[u] >= 0 &&
                           simhash::popcount64(simhash_block(entries[e].fp, &q->g, u) ^ simhash_block(center, &q->g, u)) <= q->rb[u];
-            if (!earlier) emit_batch(q, number, &entries[e].tid);
+            if (!earlier) report_within(q, number, &entries[e].tid);
         }
     }
     vs->nfetch = 0;
@@ -952,7 +954,7 @@ void value_sweep_slot(Relation index, ProbeQuery *q, int t, Size prefix, const P
                                                                      static_cast<uint64_t>(vs->fps[rank]), radius, hits);
                     for (Size h = 0; h < nhits; ++h) {
                         ItemPointerData tid = *simhash_page_tid(page, i + static_cast<int>(hits[h]));
-                        if (!simhash_tid_is_dead(&tid)) emit_batch(q, vs->numbers[rank], &tid);
+                        if (!simhash_tid_is_dead(&tid)) report_within(q, vs->numbers[rank], &tid);
                     }
                 }
             });
