@@ -17,7 +17,8 @@ WHERE i.indrelid = :'lib'::regclass AND a.amname = 'simhash' LIMIT 1 \gset
 \else
 DROP TABLE IF EXISTS lib;
 CREATE TABLE lib (id bigint, body text, fp bigint);
-INSERT INTO lib (id, fp) SELECT g, hashint8extended(g, 11) FROM generate_series(1, :base) g;
+INSERT INTO lib (id, fp)
+SELECT g, hashint8extended(g, 11) & CASE WHEN :'data' = 'skewed' THEN ~4095::bigint ELSE -1 END FROM generate_series(1, :base) g;
 INSERT INTO lib (id, fp) SELECT :base + k, fp FROM staging_originals;
 CREATE INDEX lib_fp ON lib USING simhash (fp);
 VACUUM ANALYZE lib;
