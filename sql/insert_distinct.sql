@@ -206,6 +206,23 @@ SELECT * FROM simhash_insert_distinct('lib_mark',
 SELECT * FROM distinct_mark_check();
 DROP TABLE lib_mark, lib_mark_trigger;
 
+-- A pending list longer than a backend's copies hold (524,288 entries), as a long bulk load leaves
+-- when merges cannot retire pages under its snapshot: a batch of 256 rows or more copies it once
+-- for itself instead of reading it for each row. The rows kept are the trigger's.
+CREATE TABLE lib_long (id bigint PRIMARY KEY, fp bigint);
+CREATE INDEX lib_long_fp ON lib_long USING simhash (fp) WITH (pending_limit = 65536);
+INSERT INTO lib_long SELECT g, distinct_fp('uniform', g) FROM generate_series(1, 600000) g;
+CREATE TABLE lib_long_trigger (LIKE lib_long INCLUDING ALL);
+INSERT INTO lib_long_trigger SELECT * FROM lib_long;
+SELECT pending_entries, runs FROM simhash_index_info('lib_long_fp');
+CREATE TRIGGER dedup BEFORE INSERT ON lib_long_trigger FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
+INSERT INTO lib_long_trigger SELECT id, fp FROM distinct_staging WHERE data = 'uniform' ORDER BY ord;
+SELECT * FROM simhash_insert_distinct('lib_long', $$SELECT id, fp FROM distinct_staging WHERE data = 'uniform' ORDER BY ord$$, 3);
+SELECT (SELECT count(*) FROM lib_long) AS bulk_rows, (SELECT count(*) FROM lib_long_trigger) AS trigger_rows,
+       (SELECT count(*) FROM (SELECT id FROM lib_long EXCEPT SELECT id FROM lib_long_trigger) x) AS only_bulk,
+       (SELECT count(*) FROM (SELECT id FROM lib_long_trigger EXCEPT SELECT id FROM lib_long) x) AS only_trigger;
+DROP TABLE lib_long, lib_long_trigger;
+
 -- Small cases by hand. 7 is exactly 3 bits from 0, 15 is 4 bits from 0.
 CREATE TABLE pages (id bigint PRIMARY KEY, fp bigint, dup_of bigint, note text DEFAULT 'default note',
                     loaded_at int DEFAULT 42);

@@ -178,7 +178,8 @@ bool make_room(Size bytes) {
 // Reads the entries appended since the copy was last brought up to date, up to `limit` entries in
 // all (dead ones included): a list's count as the scan copied it from the metapage, since a merge
 // that detaches the pending list links it behind the list being merged (see scan_chain in scan.cpp).
-void catch_up(Relation index, Copy *c, uint64 limit) {
+// Stops past `max_entries` (the cache's limit; a batch's own copy has none).
+void catch_up(Relation index, Copy *c, uint64 limit, uint64 max_entries = kMaxEntries) {
     BlockNumber blkno = c->last;
     int start = c->last_count;
     while (blkno != InvalidBlockNumber && c->nread < limit) {
@@ -203,7 +204,7 @@ void catch_up(Relation index, Copy *c, uint64 limit) {
         c->last_count = static_cast<uint16>(Max(n, start));
         const BlockNumber next = opaque->next;
         UnlockReleaseBuffer(buffer);
-        if (next == InvalidBlockNumber || c->nread > kMaxEntries || c->nread >= limit) break;
+        if (next == InvalidBlockNumber || c->nread > max_entries || c->nread >= limit) break;
         blkno = next;
         start = 0;
     }
@@ -294,6 +295,27 @@ const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 inde
                                                      const SimhashRunData *run) {
     return cached_copy(index, key_of(index, index_id, slot->header, slot->serial, slot->ndead), run->tables[0].first,
                        SIMHASH_DATA, slot->nentries, run);
+}
+
+const SimhashCachedChain *simhash_batch_list_copy(Relation index, BlockNumber head, uint64 nentries) {
+    if (head == InvalidBlockNumber) return nullptr;
+    // Not in the cache: its context is the caller's, and nothing else holds it.
+    Copy *c = static_cast<Copy *>(palloc0(sizeof(Copy)));
+    c->context = CurrentMemoryContext;
+    c->page_flags = SIMHASH_PENDING;
+    c->last = head;
+    const Size capacity = Max(nentries, static_cast<uint64>(1));
+    c->fps = static_cast<uint64 *>(MemoryContextAllocHuge(c->context, capacity * sizeof(uint64)));
+    c->tids = static_cast<ItemPointerData *>(MemoryContextAllocHuge(c->context, capacity * sizeof(ItemPointerData)));
+    c->capacity = c->planned = capacity;
+    const int bits = simhash::block_buckets_bits_for(capacity);
+    c->bucket_memory = MemoryContextAllocHuge(c->context, simhash::block_buckets_bytes(bits, capacity));
+    simhash::block_buckets_init(&c->buckets, c->bucket_memory, bits, capacity, nullptr);
+    catch_up(index, c, nentries, UINT64_MAX);
+    c->view.fps = c->fps;
+    c->view.tids = c->tids;
+    c->view.buckets = &c->buckets;
+    return &c->view;
 }
 
 void simhash_copy_cache_scan_begins() { scan_start = use_clock + 1; }

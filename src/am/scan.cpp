@@ -1511,6 +1511,8 @@ void search_all(Relation index, ProbeQuery *q) {
 
 // The probes of a batch held at once: centers are taken in groups whose probes fit.
 constexpr Size kBatchProbes = Size{1} << 20;
+// Centers from which a batch copies a list that the backend's copies do not hold.
+constexpr Size kBatchListCopyCenters = 256;
 
 // Sorts a batch's probes by (table, value), keeping the centers' order among equal pairs: two
 // stable counting passes over 16-bit digits of table << 24 | value (blocks are at most 22 bits).
@@ -1575,8 +1577,13 @@ void simhash_search_batch(Relation index, const int64 *centers, Size n, int radi
     };
     for (int l = 0; l < 2; ++l) {
         if (list_heads[l] == InvalidBlockNumber) continue;
-        each_center(simhash_cached_list(index, index_id, epoch, list_heads[l], list_entries[l]), list_heads[l],
-                    SIMHASH_PENDING, list_entries[l]);
+        const SimhashCachedChain *copy = simhash_cached_list(index, index_id, epoch, list_heads[l], list_entries[l]);
+        // A list too long for the cache is copied for this batch alone when the batch has enough
+        // centers to pay for it (reading the list costs about what scanning it for a few hundred
+        // centers does).
+        if (copy == nullptr && n >= kBatchListCopyCenters)
+            copy = simhash_batch_list_copy(index, list_heads[l], list_entries[l]);
+        each_center(copy, list_heads[l], SIMHASH_PENDING, list_entries[l]);
     }
     double random_page_cost, seq_page_cost;
     get_tablespace_page_costs(index->rd_rel->reltablespace, &random_page_cost, &seq_page_cost);

@@ -466,6 +466,10 @@ const SimhashCachedChain *simhash_cached_list(Relation index, uint64 index_id, u
                                               uint64 nentries);
 const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 index_id, const SimhashRunSlot *slot,
                                                      const SimhashRunData *run);
+// A batch search's own copy of a list the cache does not take (over 524,288 entries: a merge
+// list grows that long when merges cannot retire pages under an old snapshot, as during a long
+// bulk load), in the current memory context: read once, instead of once for each center.
+const SimhashCachedChain *simhash_batch_list_copy(Relation index, BlockNumber head, uint64 nentries);
 // ReadBuffer for a scan's random probes: remembers where each page was found and pins it there
 // again with ReadRecentBuffer, skipping the shared buffer mapping lookup (with gigabytes of
 // shared_buffers, a few cache misses and a partition lock per page).
