@@ -376,6 +376,7 @@ void table_finish(TableWriter *tw, Size nprefixes) {
     writer_flush(tw->w, InvalidBlockNumber);
     if (!tw->w->logged) writer_write_batch(tw->w);
 }
+
 // Sorts items in place by the top `bits` bits of their keys (core/radix_sort.h), stopping at a
 // query cancel: a sort of hundreds of millions of entries takes seconds. The sort throws Stopped,
 // caught here; the cancel is raised once the catch block has ended (no longjmp crosses the sort).
@@ -390,7 +391,6 @@ void sort_entries(T *items, Size n, int bits, KeyOf key_of) {
     }
     if (stopped) simhash_pg::raise_interrupt("the sort of a simhash index run");
 }
-
 
 }  // namespace
 

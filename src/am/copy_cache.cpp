@@ -141,17 +141,18 @@ void reserve(Copy *c, Size needed) {
     if (needed > c->capacity) {
         Size capacity = Min(Max(c->capacity * 2, static_cast<Size>(1024)), Max(c->planned, needed));
         capacity = Max(capacity, needed);
-        c->fps = static_cast<uint64 *>(c->fps ? repalloc(c->fps, capacity * sizeof(uint64))
-                                               : MemoryContextAlloc(c->context, capacity * sizeof(uint64)));
+        // Huge: a batch's own copy of a list (simhash_batch_list_copy) has no entry limit.
+        c->fps = static_cast<uint64 *>(c->fps ? repalloc_huge(c->fps, capacity * sizeof(uint64))
+                                               : MemoryContextAllocHuge(c->context, capacity * sizeof(uint64)));
         c->tids = static_cast<ItemPointerData *>(
-            c->tids ? repalloc(c->tids, capacity * sizeof(ItemPointerData))
-                    : MemoryContextAlloc(c->context, capacity * sizeof(ItemPointerData)));
+            c->tids ? repalloc_huge(c->tids, capacity * sizeof(ItemPointerData))
+                    : MemoryContextAllocHuge(c->context, capacity * sizeof(ItemPointerData)));
         c->capacity = capacity;
     }
     if (!c->sorted && (c->bucket_memory == nullptr || c->buckets.capacity < c->capacity)) {
         const int bits = simhash::block_buckets_bits_for(c->capacity);
         if (c->bucket_memory) pfree(c->bucket_memory);
-        c->bucket_memory = MemoryContextAlloc(c->context, simhash::block_buckets_bytes(bits, c->capacity));
+        c->bucket_memory = MemoryContextAllocHuge(c->context, simhash::block_buckets_bytes(bits, c->capacity));
         simhash::block_buckets_init(&c->buckets, c->bucket_memory, bits, c->capacity, c->order);
     }
     c->bytes = copy_bytes(c->capacity, c->sorted);
@@ -218,6 +219,13 @@ void catch_up(Relation index, Copy *c, uint64 limit, uint64 max_entries = kMaxEn
     }
 }
 
+const SimhashCachedChain *view_of(Copy *c) {
+    c->view.fps = c->fps;
+    c->view.tids = c->tids;
+    c->view.buckets = &c->buckets;
+    return &c->view;
+}
+
 // The copy of `key`, brought up to date with at least `nentries` entries, or null if too large or
 // if it does not fit beside the copies in use. A run's size is known: it is reserved exactly.
 const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockNumber first, uint16 page_flags,
@@ -265,10 +273,7 @@ const SimhashCachedChain *cached_copy(Relation index, const CopyKey &key, BlockN
         if (c->nread > kMaxEntries) return nullptr;  // grew past the limit: the scan reads the pages
     }
     c->valid = true;
-    c->view.fps = c->fps;
-    c->view.tids = c->tids;
-    c->view.buckets = &c->buckets;
-    return &c->view;
+    return view_of(c);
 }
 
 CopyKey key_of(Relation index, uint64 index_id, BlockNumber head, uint64 version, uint64 ndead) {
@@ -298,24 +303,15 @@ const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 inde
 }
 
 const SimhashCachedChain *simhash_batch_list_copy(Relation index, BlockNumber head, uint64 nentries) {
-    if (head == InvalidBlockNumber) return nullptr;
     // Not in the cache: its context is the caller's, and nothing else holds it.
     Copy *c = static_cast<Copy *>(palloc0(sizeof(Copy)));
     c->context = CurrentMemoryContext;
     c->page_flags = SIMHASH_PENDING;
     c->last = head;
-    const Size capacity = Max(nentries, static_cast<uint64>(1));
-    c->fps = static_cast<uint64 *>(MemoryContextAllocHuge(c->context, capacity * sizeof(uint64)));
-    c->tids = static_cast<ItemPointerData *>(MemoryContextAllocHuge(c->context, capacity * sizeof(ItemPointerData)));
-    c->capacity = c->planned = capacity;
-    const int bits = simhash::block_buckets_bits_for(capacity);
-    c->bucket_memory = MemoryContextAllocHuge(c->context, simhash::block_buckets_bytes(bits, capacity));
-    simhash::block_buckets_init(&c->buckets, c->bucket_memory, bits, capacity, nullptr);
+    c->planned = nentries;
+    reserve(c, nentries);
     catch_up(index, c, nentries, UINT64_MAX);
-    c->view.fps = c->fps;
-    c->view.tids = c->tids;
-    c->view.buckets = &c->buckets;
-    return &c->view;
+    return view_of(c);
 }
 
 void simhash_copy_cache_scan_begins() { scan_start = use_clock + 1; }

@@ -869,22 +869,18 @@ void queue_fetch(ValueSweep *vs, uint32 position, uint32 number) {
     vs->fetch_numbers[vs->nfetch++] = number;
 }
 
-// The queued refs' entries, verified on all 64 bits and reported unless an earlier table reports
-// them (its block within its radius of the center's).
+// The queued refs' entries, each considered for its center as a probe's candidate is (verified on
+// all 64 bits, left to an earlier table whose block is within its radius).
 void fetch_queued(Relation index, ProbeQuery *q, int t, const int64 *centers, ValueSweep *vs) {
     for (Size k = 0; k < vs->nfetch; k += kFetchBatch) {
         const Size count = Min(vs->nfetch - k, kFetchBatch);
         SimhashEntry entries[kFetchBatch];
         fetch_entries(index, q, vs->fetch_positions + k, count, entries);
         for (Size e = 0; e < count; ++e) {
-            const uint32 number = vs->fetch_numbers[k + e];
-            const int64 center = centers[number];
-            if (simhash_tid_is_dead(&entries[e].tid) || simhash_distance(entries[e].fp, center) > q->r) continue;
-            bool earlier = false;
-            for (int u = 0; u < t && !earlier; ++u)
-                earlier = q->rb[u] >= 0 &&
-                          simhash::popcount64(simhash_block(entries[e].fp, &q->g, u) ^ simhash_block(center, &q->g, u)) <= q->rb[u];
-            if (!earlier) report_within(q, number, &entries[e].tid);
+            q->batch_center = vs->fetch_numbers[k + e];
+            q->center[0] = centers[q->batch_center];
+            set_probe_center(q, q->center[0]);
+            consider(index, q, t, entries[e]);
         }
     }
     vs->nfetch = 0;
@@ -1477,10 +1473,8 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
             stopped = read_and_stop(&p->run_done[i]);
             continue;
         }
-        simhash_geometry(run->ntables, run->dirbits, &q->g);
-        q->g.permuter = cached.permuter;
-        for (int t = 0; t < run->ntables; ++t) q->rb[t] = simhash::block_probe_radius(q->r, run->ntables, t);
-        q->cached_run = cached;
+        set_probe_run(q, cached);
+        set_probe_radii(q);
         set_probe_center(q, q->center[primary]);
         probe_tables(index, q);
         stopped = read_and_stop(&p->run_done[i]);

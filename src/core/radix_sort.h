@@ -40,11 +40,11 @@ void insertion_sort(T *items, size_t n, int bits, KeyOf key_of) {
     }
 }
 
-// Sorts items by key bits [64 - bits, 64 - sorted) counted from the low end, the bits above them
-// being equal among the items.
 // Items counted or moved between two ticks of the caller's poll.
 constexpr size_t kRadixTickItems = size_t{1} << 16;
 
+// Sorts items by key bits [64 - bits, 64 - sorted) counted from the low end, the bits above them
+// being equal among the items.
 template <typename T, typename KeyOf>
 void sort_level(T *items, size_t n, int sorted, int bits, KeyOf key_of, StopPoll *poll) {
     if (n < 2 || sorted >= bits) return;
