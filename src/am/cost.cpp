@@ -126,16 +126,23 @@ void simhash_amcostestimate(PlannerInfo *root, IndexPath *path, double loop_coun
     } else {
         const double entries = static_cast<double>(simhash_run_entries(&meta) + meta.npending + meta.nmerge);
         const double wanted = root->limit_tuples > 0 ? root->limit_tuples : 1.0;
+        // Epochs of rings (see scan.cpp): the rows wanted come once the search reaches the first
+        // ring that holds them, having searched the balls of the epochs before its own; the whole
+        // scan searches every epoch's ball.
         bool started = false;
-        for (int ring = -1; ring < 64;) {
-            ring = simhash_next_ring_radius(ring, ntables);
-            const SearchCost c = search_cost(meta, ring, random_page_cost, seq_page_cost, qual_op_cost);
-            total += io_per_loop(c) + c.cpu;
+        for (int done = -1; done < 64;) {
+            const int ball = simhash_next_ring_radius(done, ntables);
             if (!started) {
-                pages = Max(pages, c.pages);
-                startup = total;
+                int ring = done + 1;
+                while (ring < ball && entries * hamming_ball_fraction(ring) < wanted) ++ring;
                 started = entries * hamming_ball_fraction(ring) >= wanted;
+                const SearchCost c = search_cost(meta, ring, random_page_cost, seq_page_cost, qual_op_cost);
+                pages = Max(pages, c.pages);
+                startup = total + io_per_loop(c) + c.cpu;
             }
+            const SearchCost c = search_cost(meta, ball, random_page_cost, seq_page_cost, qual_op_cost);
+            total += io_per_loop(c) + c.cpu;
+            done = ball;
         }
     }
     *indexStartupCost = costs.indexStartupCost + startup;

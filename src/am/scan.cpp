@@ -17,9 +17,18 @@
 // the scan reads that table in full. Tombstones (dead entries VACUUM marked) are skipped.
 //
 // An ordered scan (ORDER BY fp <~> q, exact k-nearest neighbours as multi-index hashing finds
-// them) searches rings of growing radius around q and returns each ring sorted by (distance, heap
-// TID) before it searches the next, so the first n rows returned are exactly the n nearest, ties
-// in TID order.
+// them) returns rings of growing radius around q, each sorted by (distance, heap TID) before the
+// next is searched, so the first n rows returned are exactly the n nearest, ties in TID order.
+// Rings are one bit wide, searched in epochs: an epoch's ball of radius F (the rings step by the
+// largest run's tables, so that each epoch adds one bit to every table's per-block radius) is
+// searched ring by ring. Ring R probes the block values that the pigeonhole for R adds to those of
+// ring R - 1 (one table's values one bit further, see block_probe_radius), keeps every entry
+// within F (the lists and copies are searched for F once) and returns those within R: the
+// search stops at the ring that holds the rows the caller wants, instead of at the epoch's edge,
+// whose ball may cost several times as much (each bit of per-block radius multiplies the probes).
+// An entry found by a ring's probes is emitted unless an earlier ring's probes covered it (a
+// table whose block lies within that ring's per-block radius) or an earlier table of this ring's
+// does, so each row comes once.
 #include <algorithm>
 #include <cmath>
 
@@ -35,6 +44,7 @@ extern "C" {
 #include "access/parallel.h"
 #include "access/relscan.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -69,13 +79,16 @@ struct SearchProgress {
     uint32 nruns;
     SimhashRunSlot *runs;
     bool *run_done;
+    int *run_ring;  // an ordered scan's epoch: the ring each probed run's probes cover (-1: none yet)
 };
 
 void search_progress_free(SearchProgress *p) {
     if (p->runs) pfree(p->runs);
     if (p->run_done) pfree(p->run_done);
+    if (p->run_ring) pfree(p->run_ring);
     p->runs = nullptr;
     p->run_done = nullptr;
+    p->run_ring = nullptr;
 }
 
 struct ProbeQuery;
@@ -90,7 +103,8 @@ struct ScanOpaque {
     MemoryContext context;  // where the TID and item arrays live (the scan's context)
     // Ordered scans (ORDER BY fp <~> q) return rows ring by ring: all rows at distance
     // (done_radius, ring radius], sorted by (distance, later ORDER BY distances, TID), then the
-    // next ring.
+    // next ring. items[0 .. ring_end) is the ring being returned; items[ring_end .. nitems) the
+    // rows of the epoch's later rings found so far.
     bool ordered;
     bool order_null;    // the ORDER BY argument is NULL: every distance is NULL
     int64 order_center;
@@ -98,16 +112,22 @@ struct ScanOpaque {
     int ring_tables;    // rings step by the largest run's tables, read once per scan (not per rescan:
                         // a LATERAL top-k rescans for every outer row; the count only sets the steps)
     bool exhausted;     // the ring of radius 64 (and the NULL rows) has been returned
+    int epoch_radius;   // F, the radius of the epoch's ball
+    ProbeQuery *epoch;          // the epoch's query (its ball, radius F), kept between its rings
+    SearchProgress epoch_search;  // and the structures it searches, copied at its first ring
     OrderedItem *items;
     Size nitems;
+    Size ring_end;
     Size items_capacity;
+    Size narrived;         // items emitted in this epoch: rows of later_distances
+    Size later_capacity;   // rows later_distances has room for
     // ORDER BY fp <~> a, fp <~> b, ...: the later keys' centers, and each item's distances to
     // them (nlater a row, in arrival order). A ring holds every row whose first distance lies in
     // its range, so sorting a ring by all distances orders the whole scan by all of them.
     int nlater;
     int64 *later_centers;
     bool *later_nulls;
-    uint16 *later_distances;  // items_capacity rows
+    uint16 *later_distances;  // a row an item emitted in the epoch, by arrival
     IndexTuple empty_itup;  // see provide_index_tuple
 };
 
@@ -120,6 +140,16 @@ struct Wanted {
     int64 fp;
 };
 
+// A ref put aside by an ordered scan's ring: its table-0 position, the lower bound of its
+// distance that its key gives, and the run, table and ring of the probe that selected it.
+struct PutAside {
+    uint32 position;
+    uint32 run;
+    uint8 table;
+    uint8 bound;
+    uint8 ring;
+};
+
 struct ProbeQuery {
     int nkeys;
     int64 center[INDEX_MAX_KEYS + 1];  // the scan keys' balls, and an ordered scan's ring
@@ -128,8 +158,22 @@ struct ProbeQuery {
     uint32 qblock[SIMHASH_MAX_TABLES];
     uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_ref_key of the probing center
     int primary;                      // the key whose ball the probes cover (the smallest)
-    int r;                            // probing radius
+    int r;                            // probing radius (the primary ball's): candidates within it are kept
     int rb[SIMHASH_MAX_TABLES];       // per-block radius of each table; -1: not probed
+    // An ordered scan's epoch probes its ball ring by ring (rings): the probes of ring `ring`
+    // cover it alone; rb_before: the per-block radii earlier rings probed in this run (their
+    // entries were emitted then).
+    bool rings;
+    int ring;
+    int first_ring;  // the epoch's
+    int rb_before[SIMHASH_MAX_TABLES];
+    bool read_after_rings;  // reading in full a run that earlier rings probed: skip what they found
+    uint32 run_index;       // the run being probed, in the search's list
+    // Refs a ring's probes selected whose 32-bit key puts them beyond the ring (but within the
+    // ball): fetched from table 0 by the ring that reaches their bound, or never.
+    PutAside *aside;
+    Size naside;
+    Size aside_capacity;
     SimhashCachedRun cached_run;      // the run being probed and its directories (backend cache)
     TIDBitmap *tbm;     // bitmap scans
     uint64 *tbm_batch;  // TIDs for the bitmap not yet added (block << 16 | offset), see add_to_bitmap
@@ -164,27 +208,28 @@ void reserve_one(T **array, Size used, Size *capacity, MemoryContext context) {
 // `fp` is unused for the rows of NULL fingerprints (`null_fp`), whose every distance is NULL.
 void emit_ordered(ProbeQuery *q, const ItemPointerData *tid, uint16 distance, int64 fp, bool null_fp) {
     ScanOpaque *so = q->so;
-    const Size had_capacity = so->items_capacity;
     reserve_one(&so->items, so->nitems, &so->items_capacity, so->context);
-    if (so->nlater > 0 && so->items_capacity != had_capacity) {
-        const Size bytes = so->items_capacity * so->nlater * sizeof(uint16);
+    if (so->nlater > 0 && so->narrived >= so->later_capacity) {
+        so->later_capacity = so->later_capacity ? so->later_capacity * 2 : 64;
+        const Size bytes = so->later_capacity * so->nlater * sizeof(uint16);
         so->later_distances = static_cast<uint16 *>(
             so->later_distances ? repalloc_huge(so->later_distances, bytes) : MemoryContextAllocHuge(so->context, bytes));
     }
-    if (so->nitems >= PG_UINT32_MAX)
+    if (so->narrived >= PG_UINT32_MAX)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("an ordered simhash index scan cannot hold more than %u rows at one distance", PG_UINT32_MAX)));
     OrderedItem &item = so->items[so->nitems];
     item.tid = *tid;
     item.distance = distance;
-    item.arrival = static_cast<uint32>(so->nitems);
+    item.arrival = static_cast<uint32>(so->narrived);
     if (so->nlater > 0) {
-        uint16 *row = so->later_distances + so->nitems * so->nlater;
+        uint16 *row = so->later_distances + so->narrived * so->nlater;
         for (int k = 0; k < so->nlater; ++k)
             row[k] = null_fp || so->later_nulls[k] ? kNullDistance
                                                    : static_cast<uint16>(simhash_distance(fp, so->later_centers[k]));
     }
     so->nitems++;
+    so->narrived++;
 }
 
 // TIDs reach the bitmap in batches sorted by heap block. tbm_add_tuples looks a page's entry up
@@ -310,6 +355,14 @@ inline bool matches(const ProbeQuery *q, int64 fp) {
     return true;
 }
 
+// Whether an ordered scan's earlier rings found fp in the run of q->g (one of its blocks within
+// the per-block radius they probed): it was emitted then.
+inline bool found_by_earlier_rings(const ProbeQuery *q, int64 fp) {
+    for (int u = 0; u < q->g.ntables; ++u)
+        if (simhash::popcount64(simhash_block(fp, &q->g, u) ^ q->qblock[u]) <= q->rb_before[u]) return true;
+    return false;
+}
+
 // Pins page `blkno` and asks for its header, its special space and `lines` cache lines from byte
 // `offset` of its contents, so that they arrive while the caller works on the page before it
 // (index pages lie anywhere in shared buffers, and each first touch would otherwise stall).
@@ -350,11 +403,12 @@ void scan_chain(Relation index, ProbeQuery *q, BlockNumber blkno, uint16 flags, 
                                                              static_cast<uint64_t>(q->center[0]), q->radius[0], hits);
             for (Size h = 0; h < nhits; ++h) {
                 ItemPointerData tid = *simhash_page_tid(page, static_cast<int>(hits[h]));
+                if (q->read_after_rings && found_by_earlier_rings(q, fps[hits[h]])) continue;
                 if (!simhash_tid_is_dead(&tid)) emit(q, &tid, fps[hits[h]]);
             }
         } else {
             for (int i = 0; i < n; ++i)
-                if (matches(q, fps[i])) {
+                if (matches(q, fps[i]) && !(q->read_after_rings && found_by_earlier_rings(q, fps[i]))) {
                     ItemPointerData tid = *simhash_page_tid(page, i);
                     if (!simhash_tid_is_dead(&tid)) emit(q, &tid, fps[i]);
                 }
@@ -391,6 +445,7 @@ void consider(Relation index, ProbeQuery *q, int t, const SimhashEntry &candidat
     if (simhash_tid_is_dead(&tid)) return;
     for (int u = 0; u < t; ++u)  // found by an earlier table: returned there
         if (simhash::popcount64(simhash_block(fp, &q->g, u) ^ q->qblock[u]) <= q->rb[u]) return;
+    if (q->rings && found_by_earlier_rings(q, fp)) return;
     emit(q, &tid, fp);
 }
 
@@ -504,7 +559,10 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
     const Size prefix = simhash_prefix(value, g, t);
     const SimhashDirSlot &end = range.end;
     const uint32 sub = simhash_subblock(value, g, t);
-    const int budget = q->r - simhash::popcount64(prefix ^ simhash_prefix(q->qblock[t], g, t));
+    const int prefix_distance = simhash::popcount64(prefix ^ simhash_prefix(q->qblock[t], g, t));
+    const int budget = q->r - prefix_distance;
+    // An ordered scan's ring fetches the refs its ring may hold and puts the others aside.
+    const bool put_aside = q->rings && q->ring < q->r;
     BlockNumber blkno = range.begin.blkno;
     int start = range.begin.offset;
     while (blkno != InvalidBlockNumber && !(blkno == end.blkno && start >= end.offset)) {
@@ -544,8 +602,17 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
                                          : 0;
             // The keys selected are within the budget: every hit is fetched, once the ref page is
             // released.
-            for (Size h = 0; h < nhits; ++h) hits[h] = refs[start + hits[h]].pos;
-            nfetch = nhits;
+            for (Size h = 0; h < nhits; ++h) {
+                const SimhashRef &ref = refs[start + hits[h]];
+                const int bound = prefix_distance + simhash::popcount64(ref.key ^ q->qkey[t]);
+                if (put_aside && bound > q->ring) {
+                    reserve_one(&q->aside, q->naside, &q->aside_capacity, q->so->context);
+                    q->aside[q->naside++] = PutAside{ref.pos, q->run_index, static_cast<uint8>(t),
+                                                     static_cast<uint8>(bound), static_cast<uint8>(q->ring)};
+                    continue;
+                }
+                hits[nfetch++] = ref.pos;
+            }
             if (n > start && simhash_ref_subblock(refs[n - 1].key, g, t) > sub) done = true;
         }
         blkno = done ? InvalidBlockNumber : opaque->next;
@@ -1092,6 +1159,15 @@ double set_probe_radii(ProbeQuery *q) {
     return per_center;
 }
 
+// Sets an ordered scan's per-block radii for the run in q->g: those of its ring, and those of the
+// ring its earlier probes of this run covered (`covered`, -1 for none).
+void set_ring_radii(ProbeQuery *q, int covered) {
+    for (int t = 0; t < q->g.ntables; ++t) {
+        q->rb[t] = simhash::block_probe_radius(q->ring, q->g.ntables, t);
+        q->rb_before[t] = covered < 0 ? -1 : simhash::block_probe_radius(covered, q->g.ntables, t);
+    }
+}
+
 // Until the other process is done with its `tables` first tables too (the leader: or its worker
 // has stopped).
 void wait_for_tables(SweepShared *shared, ParallelContext *pcxt, uint32 tables) {
@@ -1346,9 +1422,13 @@ void probe_tables(Relation index, ProbeQuery *q) {
     Size n = 0;
     for (int t = 0; t < q->g.ntables; ++t) {
         if (q->rb[t] < 0) continue;
+        // An ordered scan's ring probes only the values its earlier rings did not.
+        const int before = q->rings ? Min(q->rb_before[t], q->g.len[t]) : -1;
+        if (before >= Min(q->rb[t], q->g.len[t])) continue;
         const Size first = n;
         simhash::for_each_value_within(q->qblock[t], q->g.len[t], Min(q->rb[t], q->g.len[t]), [&](uint32 value) {
-            wanted[n++] = Wanted{value, static_cast<uint16>(t), 0, 0};
+            if (before < 0 || simhash::popcount64(value ^ q->qblock[t]) > before)
+                wanted[n++] = Wanted{value, static_cast<uint16>(t), 0, 0};
         });
         std::sort(wanted + first, wanted + n, [](const Wanted &a, const Wanted &b) { return a.value < b.value; });
     }
@@ -1375,6 +1455,35 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
     return true;
 }
 
+// Fetches the refs of run `run` (the one q is set to) that earlier rings put aside and whose
+// bound is within `upto`, and verifies each as the probe that selected it would have (the
+// earlier-table rule and the rings before it are those of its ring).
+void fetch_put_aside(Relation index, ProbeQuery *q, uint32 run, int upto) {
+    PutAside *begin = q->aside, *end = q->aside + q->naside;
+    PutAside *due = std::partition(begin, end, [&](const PutAside &a) { return a.run == run && a.bound <= upto; });
+    if (due == begin) return;
+    std::sort(begin, due, [](const PutAside &a, const PutAside &b) {
+        return a.ring != b.ring ? a.ring < b.ring : a.table < b.table;
+    });
+    const Size n = static_cast<Size>(due - begin);
+    uint32 *positions = static_cast<uint32 *>(palloc(n * sizeof(uint32)));
+    for (Size i = 0; i < n; ++i) positions[i] = begin[i].position;
+    for (Size first = 0; first < n;) {
+        const int ring = begin[first].ring, t = begin[first].table;
+        Size last = first;
+        while (last < n && begin[last].ring == ring && begin[last].table == t) ++last;
+        const int saved = q->ring;
+        q->ring = ring;
+        set_ring_radii(q, ring == q->first_ring ? -1 : ring - 1);
+        q->ring = saved;
+        fetch_and_consider(index, q, t, positions + first, last - first);
+        first = last;
+    }
+    pfree(positions);
+    memmove(begin, due, static_cast<Size>(end - due) * sizeof(PutAside));
+    q->naside -= n;
+}
+
 // Every entry within all of q's balls, through emit(), searched structure by structure: the
 // lists and the runs the metapage named when the search began. A tuple scan may stop after a
 // structure read from its pages that emitted entries (p->may_stop), and go on with the
@@ -1387,6 +1496,9 @@ bool prepare_query(IndexScanDesc scan, ProbeQuery *q) {
 // drop them meanwhile. On a hot standby the metapage stays share-locked until the search ends, so
 // there it never stops early.
 void search(Relation index, ProbeQuery *q, SearchProgress *p) {
+    // An ordered scan's later rings find every structure searched when no run's probes stopped
+    // short of the ball (copies and full reads searched it at the first ring).
+    if (p->finished) return;
     // The call that begins the search holds the metapage until its end (only its pin, but for
     // the lock on a hot standby).
     const bool beginning = !p->begun;
@@ -1407,6 +1519,10 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
         p->runs = static_cast<SimhashRunSlot *>(MemoryContextAlloc(p->context, Max(p->nruns, 1) * sizeof(SimhashRunSlot)));
         p->run_done = static_cast<bool *>(MemoryContextAllocZero(p->context, Max(p->nruns, 1) * sizeof(bool)));
         memcpy(p->runs, meta->runs, p->nruns * sizeof(SimhashRunSlot));
+        if (q->rings) {
+            p->run_ring = static_cast<int *>(MemoryContextAlloc(p->context, Max(p->nruns, 1) * sizeof(int)));
+            for (uint32 i = 0; i < p->nruns; ++i) p->run_ring[i] = -1;
+        }
         // A probe's page found through a hint skips the shared buffer mapping table, whose lookup
         // is a cache miss of its own in large shared buffers: hints for as many pages as the runs
         // hold.
@@ -1442,6 +1558,7 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
         return p->may_stop && q->found > found_before;
     };
     bool stopped = false;
+    bool rings_left = false;  // a run's probes cover a ring short of the ball: later rings probe it again
     for (int l = 0; l < 2 && !stopped; ++l) {
         if (p->list_done[l]) continue;
         const SimhashCachedChain *copy =
@@ -1461,22 +1578,49 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
         SimhashCachedRun cached;
         simhash_cached_run(index, p->index_id, slot, &cached);
         const SimhashRunData *run = cached.run;
-        const SimhashCachedChain *copy = simhash_cached_run_entries(index, p->index_id, slot, run);
-        if (copy != nullptr) {
-            search_later(copy, &p->run_done[i]);
-            continue;
+        // A run that an earlier ring probed is not searched through a copy (it has none: runs
+        // are copied by size), and a full read skips what those rings found.
+        const bool probed_before = q->rings && p->run_ring[i] >= 0;
+        if (!probed_before) {
+            const SimhashCachedChain *copy = simhash_cached_run_entries(index, p->index_id, slot, run);
+            if (copy != nullptr) {
+                search_later(copy, &p->run_done[i]);
+                continue;
+            }
         }
+        set_probe_run(q, cached);
+        set_probe_center(q, q->center[primary]);
+        q->run_index = i;
+        // An ordered scan's ring probes while that costs less than reading table 0, which then
+        // finds the rest of the epoch's ball at once (and the refs put aside are fetched first:
+        // the read skips what earlier rings found).
         SimhashScanEstimate estimate;
-        simhash_estimate_scan(slot, q->r, random_page_cost, seq_page_cost, &estimate);
+        simhash_estimate_scan(slot, q->rings ? q->ring : q->r, random_page_cost, seq_page_cost, &estimate);
         if (estimate.full_scan) {
+            if (probed_before) {
+                fetch_put_aside(index, q, i, 64);
+                set_ring_radii(q, p->run_ring[i]);
+                q->read_after_rings = true;
+            }
             scan_chain(index, q, run->tables[0].first, SIMHASH_DATA, slot->nentries);
+            q->read_after_rings = false;
             stopped = read_and_stop(&p->run_done[i]);
             continue;
         }
-        set_probe_run(q, cached);
-        set_probe_radii(q);
-        set_probe_center(q, q->center[primary]);
+        if (q->rings) {
+            if (probed_before) fetch_put_aside(index, q, i, q->ring);
+            set_ring_radii(q, p->run_ring[i]);
+        } else {
+            set_probe_radii(q);
+        }
         probe_tables(index, q);
+        if (q->rings) {
+            p->run_ring[i] = q->ring;
+            if (q->ring < q->r) {
+                rings_left = true;
+                continue;
+            }
+        }
         stopped = read_and_stop(&p->run_done[i]);
     }
     if (!stopped) {
@@ -1489,7 +1633,7 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
             search_copy(q, later[c].copy);
             *later[c].done = true;
         }
-        p->finished = true;
+        p->finished = !rings_left;
     }
     pfree(later);
     if (beginning) simhash_meta_release(&meta_reader);
@@ -1677,8 +1821,11 @@ void collect_more(IndexScanDesc scan, ScanOpaque *so) {
     search(scan->indexRelation, so->query, &so->search);
 }
 
-// Resets a tuple scan's query and search (rescan, end).
+void end_epoch(ScanOpaque *so);
+
+// Resets a scan's query and search, and an ordered scan's epoch (rescan, end).
 void reset_search(ScanOpaque *so) {
+    end_epoch(so);
     if (so->query) pfree(so->query);
     so->query = nullptr;
     search_progress_free(&so->search);
@@ -1703,23 +1850,20 @@ struct ItemPrecedes {
     }
 };
 
-// Collects the next ring of an ordered scan: every row satisfying the scan keys at a distance in
-// (done_radius, ring radius] from the first ORDER BY fingerprint, sorted by (distance, the later
-// ORDER BY keys' distances, TID). When a
-// scan key's ball is no larger than the ring, the ring grows to 64: that ball is searched anyway,
-// so all of its rows come in one ring. The last ring of a scan without keys brings the rows whose
-// fingerprint is NULL (distance NULL, after all others, as ORDER BY sorts NULLs last).
-void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
+// Starts an ordered scan's next epoch: its query, the ball of the scan's keys and of radius F
+// around the first ORDER BY fingerprint (F the next ring radius of simhash_next_ring_radius).
+// When a scan key's ball is no larger than F, the epoch's ball is 64: that key's ball is searched
+// anyway, so all of its rows come in one ring. The last ring of a scan without keys brings the
+// rows whose fingerprint is NULL (distance NULL, after all others, as ORDER BY sorts NULLs last).
+// False when no row can match.
+bool start_epoch(IndexScanDesc scan, ScanOpaque *so) {
     Relation index = scan->indexRelation;
     if (so->done_radius < 0) pgstat_count_index_scan(index);
-    ProbeQuery *q = static_cast<ProbeQuery *>(palloc0(sizeof(ProbeQuery)));
+    ProbeQuery *q = static_cast<ProbeQuery *>(MemoryContextAllocZero(so->context, sizeof(ProbeQuery)));
     q->so = so;
-    so->nitems = 0;
-    so->next = 0;
     if (!prepare_query(scan, q)) {
-        so->exhausted = true;
         pfree(q);
-        return;
+        return false;
     }
     const int nconditions = q->nkeys;
     if (so->ring_tables == 0) {
@@ -1732,11 +1876,59 @@ void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
         if (q->radius[k] <= radius) radius = 64;
     if (radius < 64 || nconditions == 0) add_ball(q, so->order_null ? 0 : so->order_center, radius);
     q->with_nulls = nconditions == 0 && radius == 64;
-    search_all(index, q);
-    pfree(q);
-    std::sort(so->items, so->items + so->nitems, ItemPrecedes{so});
-    so->done_radius = radius;
-    so->exhausted = radius == 64;
+    // Ring by ring inside the ball (the smallest of the scan's, so the one probed), except on a hot
+    // standby, where a search holds the metapage's lock within one call: it cannot span the
+    // calls of several rings, and the ball comes as one ring.
+    q->rings = radius < 64 && !RecoveryInProgress();
+    q->first_ring = so->done_radius + 1;
+    so->epoch_radius = radius;
+    so->epoch = q;
+    so->epoch_search = SearchProgress{};
+    so->epoch_search.context = so->context;
+    so->narrived = 0;
+    return true;
+}
+
+// Ends an ordered scan's epoch (its last ring collected, or a rescan).
+void end_epoch(ScanOpaque *so) {
+    if (so->epoch && so->epoch->aside) pfree(so->epoch->aside);
+    if (so->epoch) pfree(so->epoch);
+    so->epoch = nullptr;
+    search_progress_free(&so->epoch_search);
+    so->epoch_search = SearchProgress{};
+}
+
+// Collects the next ring of an ordered scan: every row satisfying the scan keys at a distance in
+// (done_radius, ring radius] from the first ORDER BY fingerprint, sorted by (distance, the later
+// ORDER BY keys' distances, TID), at the front of the items; the rows of the epoch's later rings
+// found so far stay behind them.
+void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
+    const Size kept = so->nitems - so->next;
+    memmove(so->items, so->items + so->next, kept * sizeof(OrderedItem));
+    so->nitems = kept;
+    so->next = 0;
+    so->ring_end = 0;
+    if (so->epoch == nullptr) {
+        Assert(kept == 0);
+        if (!start_epoch(scan, so)) {
+            so->exhausted = true;
+            return;
+        }
+    }
+    ProbeQuery *q = so->epoch;
+    q->ring = q->rings ? so->done_radius + 1 : so->epoch_radius;
+    search(scan->indexRelation, q, &so->epoch_search);
+    // Once no run is left to probe (all were read in full, copied, or probed for the whole
+    // ball), every row within the ball is found: the ring is the ball.
+    const int ring = so->epoch_search.finished ? so->epoch_radius : q->ring;
+    OrderedItem *ring_end = ring == 64 ? so->items + so->nitems
+                                       : std::partition(so->items, so->items + so->nitems,
+                                                        [&](const OrderedItem &item) { return item.distance <= ring; });
+    std::sort(so->items, ring_end, ItemPrecedes{so});
+    so->ring_end = static_cast<Size>(ring_end - so->items);
+    so->done_radius = ring;
+    if (ring == so->epoch_radius) end_epoch(so);
+    so->exhausted = ring == 64;
 }
 
 }  // namespace
@@ -1788,6 +1980,9 @@ void simhash_amrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey order
     so->done_radius = -1;
     so->exhausted = false;
     so->nitems = 0;
+    so->next = 0;
+    so->ring_end = 0;
+    so->narrived = 0;
 }
 
 // An index-only scan is planned only where no index column is needed (count(*) of a scan without
@@ -1810,7 +2005,7 @@ bool simhash_amgettuple(IndexScanDesc scan, ScanDirection dir) {
     ScanOpaque *so = static_cast<ScanOpaque *>(scan->opaque);
     provide_index_tuple(scan, so);
     if (so->ordered) {
-        while (so->next >= so->nitems) {
+        while (so->next >= so->ring_end) {
             if (so->exhausted) return false;
             collect_ring(scan, so);
         }

@@ -87,6 +87,20 @@ is($wide_primary, $primary->safe_psql('postgres', $wide_queries =~ s/enable_seqs
 is($standby->safe_psql('postgres', $wide_queries), $wide_primary, 'wide directories: standby answers equal the primary');
 is($standby->safe_psql('postgres', "SELECT simhash_index_check('wide_fp', concurrently => true)"), '',
 	'wide directories: standby index verifies');
+# Nearest first: the primary searches each ball ring by ring across calls; a standby, whose scans
+# hold the metapage's lock only within a call, searches it at once. The same ids, in the order of a
+# sort (ties by heap position).
+my $order_queries = q{
+SET enable_seqscan = off; SET enable_sort = off;
+SELECT string_agg(q || ':' || ids, ',' ORDER BY q) FROM (
+    SELECT q, (SELECT array_agg(id)::text FROM (SELECT id FROM wide ORDER BY fp <~> (hashint8extended(q, 5) # 7) LIMIT 30) s) AS ids
+    FROM generate_series(1, 600000, 60001) q) x;
+};
+my $order_primary = $primary->safe_psql('postgres', $order_queries);
+is($order_primary,
+	$primary->safe_psql('postgres', $order_queries =~ s/SET enable_seqscan = off; SET enable_sort = off;/SET enable_indexscan = off; SET enable_bitmapscan = off;/r =~ s/ LIMIT 30/, ctid LIMIT 30/r),
+	'nearest first: primary index answers equal a sort');
+is($standby->safe_psql('postgres', $order_queries), $order_primary, 'nearest first: standby answers equal the primary');
 
 # On the hot standby the concurrent check (AccessShareLock, MVCC snapshot) runs; the blocking one
 # needs a ShareLock, which recovery does not allow.
