@@ -65,8 +65,20 @@ if compgen -G "$REPO_ROOT/test/t/*.pl" >/dev/null; then
     trap 'rm -rf "$TAP_DIR"' EXIT
     cp -r "$REPO_ROOT/." "$TAP_DIR/"
     chown -R "$CLUSTER_USER" "$TAP_DIR"
-    as_cluster_user make -C "$TAP_DIR" -s tap PG_CONFIG="$PG_BIN/pg_config" \
-        PROVE_FLAGS="--timer"
+    if ! as_cluster_user make -C "$TAP_DIR" -s tap PG_CONFIG="$PG_BIN/pg_config" \
+        PROVE_FLAGS="--timer"; then
+        # The scratch copy goes when this script exits: print the clusters' logs (their ends) and
+        # keep a copy, so that a failure seen once in CI can be read afterwards.
+        kept=$(mktemp -d /tmp/simhash-tap-logs.XXXXXX)
+        cp -r "$TAP_DIR/tmp_check/log/." "$kept/" 2>/dev/null || true
+        for log in "$kept"/*.log; do
+            [ -f "$log" ] || continue
+            echo "==> last lines of $(basename "$log")"
+            tail -n 60 "$log"
+        done
+        echo "==> TAP tests failed; their logs are kept in $kept"
+        exit 1
+    fi
 fi
 # Citus (coordinator + 2 workers on this machine): run when Citus is installed, else skipped with a
 # message saying how to include it.
