@@ -14,7 +14,7 @@ OBJS = $(CORE_SRCS:.cpp=.o) $(GLUE_SRCS:.cpp=.o)
 REGRESS = $(sort $(notdir $(basename $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 # Isolation specs (specs/*.spec, expected/*.out): installcheck runs them after pg_regress.
-ISOLATION = load_race insert_distinct_race merge_snapshot merge_list_scan scan_resume
+ISOLATION = load_race insert_distinct_race merge_snapshot merge_list_scan scan_resume order_resume
 ISOLATION_OPTS = --load-extension=$(EXTENSION)
 PROVE_TESTS = test/t/*.pl
 
