@@ -1904,7 +1904,7 @@ void end_epoch(ScanOpaque *so) {
 // found so far stay behind them.
 void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
     const Size kept = so->nitems - so->next;
-    memmove(so->items, so->items + so->next, kept * sizeof(OrderedItem));
+    if (kept > 0 && so->next > 0) memmove(so->items, so->items + so->next, kept * sizeof(OrderedItem));
     so->nitems = kept;
     so->next = 0;
     so->ring_end = 0;
