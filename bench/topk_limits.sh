@@ -10,6 +10,6 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 for spec in "$@"; do
-    "${PSQL:-psql}" -X -q -v ON_ERROR_STOP=1 -v tbl="${spec%%:*}" -v rows="${spec##*:}" \
+    "${PSQL:-psql}" -X -q -v ON_ERROR_STOP=1 -v data=uniform -v tbl="${spec%%:*}" -v rows="${spec##*:}" \
         -v queries="${QUERIES:-100}" -v rounds="${ROUNDS:-3}" -f "$here/topk_limits.sql"
 done

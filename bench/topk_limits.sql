@@ -1,14 +1,16 @@
 -- bench/topk_limits.sh: `ORDER BY fp <~> q LIMIT n` on an existing table (:tbl, columns id and fp,
 -- a simhash index on fp) for n = 1, 10 and 100: the median execution time (EXPLAIN ANALYZE,
--- TIMING OFF) of :queries queries around stored fingerprints with two bits flipped (the size
--- sweep's top-10 centers), in :rounds rounds after an untimed one. The table's fingerprints must
--- be hashint8extended(id, 11) for ids 1 .. :rows (the centers are computed, not read).
+-- TIMING OFF) of :queries queries around stored fingerprints with two bits flipped (bench_data.sql's
+-- bench_flip, as the size sweep flips its centers), in :rounds rounds after an untimed one. The
+-- table's fingerprints must be hashint8extended(id, 11) for ids 1 .. :rows (the centers are
+-- computed, not read).
 SET client_min_messages = warning;
+\ir bench_data.sql
 CREATE FUNCTION pg_temp.topk_median(tbl regclass, nrows bigint, n int, lim int) RETURNS float8 LANGUAGE plpgsql AS $$
 DECLARE q bigint; plan json; ms float8[] := '{}';
 BEGIN
     FOR i IN 1 .. n LOOP
-        q := hashint8extended((i::bigint * 7919 * 104729) % nrows + 1, 11) # (1::bigint << (i % 61)) # (1::bigint << ((i * 7) % 63));
+        q := pg_temp.bench_flip('uniform', pg_temp.bench_fingerprint((i::bigint * 7919 * 104729) % nrows + 1, 11, 'uniform'), i, i * 7);
         EXECUTE format('EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) SELECT id FROM %s ORDER BY fp <~> %s LIMIT %s', tbl, q, lim)
             INTO plan;
         ms := ms || (plan -> 0 ->> 'Execution Time')::float8;

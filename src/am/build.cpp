@@ -378,18 +378,13 @@ void table_finish(TableWriter *tw, Size nprefixes) {
 }
 
 // Sorts items in place by the top `bits` bits of their keys (core/radix_sort.h), stopping at a
-// query cancel: a sort of hundreds of millions of entries takes seconds. The sort throws Stopped,
-// caught here; the cancel is raised once the catch block has ended (no longjmp crosses the sort).
+// query cancel: a sort of hundreds of millions of entries takes seconds. The guard raises the
+// cancel once the sort has unwound (no longjmp crosses it).
 template <typename T, typename KeyOf>
 void sort_entries(T *items, Size n, int bits, KeyOf key_of) {
     simhash::StopPoll poll = simhash_pg::interrupt_poll();
-    bool stopped = false;
-    try {
-        simhash::radix_sort_top_bits(items, n, bits, key_of, &poll);
-    } catch (const simhash::Stopped &) {
-        stopped = true;
-    }
-    if (stopped) simhash_pg::raise_interrupt("the sort of a simhash index run");
+    simhash_pg::run_guarded("the sort of a simhash index run",
+                            [&] { simhash::radix_sort_top_bits(items, n, bits, key_of, &poll); });
 }
 
 }  // namespace

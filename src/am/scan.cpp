@@ -1159,11 +1159,11 @@ double set_probe_radii(ProbeQuery *q) {
     return per_center;
 }
 
-// Sets an ordered scan's per-block radii for the run in q->g: those of its ring, and those of the
-// ring its earlier probes of this run covered (`covered`, -1 for none).
-void set_ring_radii(ProbeQuery *q, int covered) {
+// Sets an ordered scan's per-block radii for the run in q->g: those of ring `ring`, and those of
+// the ring the run's earlier probes covered (`covered`, -1 for none).
+void set_ring_radii(ProbeQuery *q, int ring, int covered) {
     for (int t = 0; t < q->g.ntables; ++t) {
-        q->rb[t] = simhash::block_probe_radius(q->ring, q->g.ntables, t);
+        q->rb[t] = simhash::block_probe_radius(ring, q->g.ntables, t);
         q->rb_before[t] = covered < 0 ? -1 : simhash::block_probe_radius(covered, q->g.ntables, t);
     }
 }
@@ -1472,10 +1472,7 @@ void fetch_put_aside(Relation index, ProbeQuery *q, uint32 run, int upto) {
         const int ring = begin[first].ring, t = begin[first].table;
         Size last = first;
         while (last < n && begin[last].ring == ring && begin[last].table == t) ++last;
-        const int saved = q->ring;
-        q->ring = ring;
-        set_ring_radii(q, ring == q->first_ring ? -1 : ring - 1);
-        q->ring = saved;
+        set_ring_radii(q, ring, ring == q->first_ring ? -1 : ring - 1);
         fetch_and_consider(index, q, t, positions + first, last - first);
         first = last;
     }
@@ -1496,9 +1493,6 @@ void fetch_put_aside(Relation index, ProbeQuery *q, uint32 run, int upto) {
 // drop them meanwhile. On a hot standby the metapage stays share-locked until the search ends, so
 // there it never stops early.
 void search(Relation index, ProbeQuery *q, SearchProgress *p) {
-    // An ordered scan's later rings find every structure searched when no run's probes stopped
-    // short of the ball (copies and full reads searched it at the first ring).
-    if (p->finished) return;
     // The call that begins the search holds the metapage until its end (only its pin, but for
     // the lock on a hot standby).
     const bool beginning = !p->begun;
@@ -1599,7 +1593,7 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
         if (estimate.full_scan) {
             if (probed_before) {
                 fetch_put_aside(index, q, i, 64);
-                set_ring_radii(q, p->run_ring[i]);
+                set_ring_radii(q, q->ring, p->run_ring[i]);
                 q->read_after_rings = true;
             }
             scan_chain(index, q, run->tables[0].first, SIMHASH_DATA, slot->nentries);
@@ -1609,7 +1603,7 @@ void search(Relation index, ProbeQuery *q, SearchProgress *p) {
         }
         if (q->rings) {
             if (probed_before) fetch_put_aside(index, q, i, q->ring);
-            set_ring_radii(q, p->run_ring[i]);
+            set_ring_radii(q, q->ring, p->run_ring[i]);
         } else {
             set_probe_radii(q);
         }
@@ -1917,9 +1911,9 @@ void collect_ring(IndexScanDesc scan, ScanOpaque *so) {
     }
     ProbeQuery *q = so->epoch;
     q->ring = q->rings ? so->done_radius + 1 : so->epoch_radius;
-    search(scan->indexRelation, q, &so->epoch_search);
     // Once no run is left to probe (all were read in full, copied, or probed for the whole
     // ball), every row within the ball is found: the ring is the ball.
+    if (!so->epoch_search.finished) search(scan->indexRelation, q, &so->epoch_search);
     const int ring = so->epoch_search.finished ? so->epoch_radius : q->ring;
     OrderedItem *ring_end = ring == 64 ? so->items + so->nitems
                                        : std::partition(so->items, so->items + so->nitems,
