@@ -363,14 +363,13 @@ inline bool found_by_earlier_rings(const ProbeQuery *q, int64 fp) {
     return false;
 }
 
-// Pins page `blkno` and asks for its header, its special space and `lines` cache lines from byte
+// Pins page `blkno` and asks for its special space and `lines` cache lines from byte
 // `offset` of its contents, so that they arrive while the caller works on the page before it
 // (index pages lie anywhere in shared buffers, and each first touch would otherwise stall).
 Buffer read_ahead(Relation index, BlockNumber blkno, Size offset, int lines) {
     Buffer buffer = simhash_read_buffer_hinted(index, blkno);
     Page page = BufferGetPage(buffer);
-    __builtin_prefetch(page);
-    __builtin_prefetch(page + BLCKSZ - sizeof(SimhashPageOpaque));
+    __builtin_prefetch(SimhashPageGetOpaque(page));
     for (int line = 0; line < lines; ++line) __builtin_prefetch(PageGetContents(page) + offset + 64 * line);
     return buffer;
 }

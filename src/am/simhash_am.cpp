@@ -264,8 +264,11 @@ void simhash_page_append(Page page, int64 fp, const ItemPointerData *tid) {
 }
 
 void simhash_check_page(Relation index, Page page, BlockNumber blkno, uint16 expected_flags) {
-    if (PageIsNew(page) || PageGetSpecialSize(page) != MAXALIGN(sizeof(SimhashPageOpaque)) ||
-        SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID)
+    // Only the special space is read: scans check every page they fetch, and the page header is
+    // another cache line to wait for. A new page (zeros) or another layout has no page ID at the
+    // constant offset; the header itself PostgreSQL verifies when it reads the page, and
+    // simhash_index_check checks its special size too.
+    if (SimhashPageGetOpaque(page)->page_id != SIMHASH_PAGE_ID)
         ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED),
                         errmsg("index \"%s\" contains unexpected page %u", RelationGetRelationName(index), blkno),
                         errhint("Please REINDEX it.")));

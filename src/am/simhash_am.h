@@ -126,7 +126,11 @@ struct SimhashRef {
     uint32 pos;
 };
 
-#define SimhashPageGetOpaque(page) (reinterpret_cast<SimhashPageOpaque *>(PageGetSpecialPointer(page)))
+// Every simhash page has a special space of this size (simhash_init_page; simhash_check_page
+// refuses any other), so its address is a constant offset: computing it does not wait for the
+// page header's line, which matters where a batch of random pages is read ahead (fetch_entries).
+#define SIMHASH_SPECIAL_OFFSET (BLCKSZ - MAXALIGN(sizeof(SimhashPageOpaque)))
+#define SimhashPageGetOpaque(page) (reinterpret_cast<SimhashPageOpaque *>((page) + SIMHASH_SPECIAL_OFFSET))
 #define SimhashPageGetRefs(page) (reinterpret_cast<SimhashRef *>(PageGetContents(page)))
 #define SimhashPageGetMap(page) (reinterpret_cast<BlockNumber *>(PageGetContents(page)))
 #define SIMHASH_PAGE_SPACE \
@@ -137,7 +141,7 @@ struct SimhashRef {
 // between pd_lower and pd_upper is exactly the free space: Generic WAL compares and full-page
 // images carry only the entries.
 inline ItemPointerData *simhash_page_tid(Page page, int i) {
-    return reinterpret_cast<ItemPointerData *>(PageGetSpecialPointer(page)) - 1 - i;
+    return reinterpret_cast<ItemPointerData *>(page + SIMHASH_SPECIAL_OFFSET) - 1 - i;
 }
 #define SIMHASH_REFS_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(SimhashRef))
 #define SIMHASH_MAP_PER_PAGE (SIMHASH_PAGE_SPACE / sizeof(BlockNumber))

@@ -64,6 +64,9 @@ Page read_page(CheckState *s, BlockNumber blkno, uint16 flags, Buffer *buffer) {
     LockBuffer(*buffer, BUFFER_LOCK_SHARE);
     Page page = BufferGetPage(*buffer);
     simhash_check_page(s->index, page, blkno, flags);
+    if (PageGetSpecialSize(page) != MAXALIGN(sizeof(SimhashPageOpaque)))
+        corrupted(s->index, psprintf("block %u has a special space of %u bytes", blkno,
+                                     static_cast<unsigned>(PageGetSpecialSize(page))));
     if (SimhashPageGetOpaque(page)->flags != flags)
         corrupted(s->index, psprintf("block %u has flags 0x%x, expected 0x%x", blkno, SimhashPageGetOpaque(page)->flags, flags));
     const Size capacity = flags == SIMHASH_DIR   ? SIMHASH_DIRSLOTS_PER_PAGE

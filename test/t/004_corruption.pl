@@ -55,6 +55,12 @@ my ($ret, $out, $err) = $node->psql('postgres',
 like($err, qr/unexpected page/, 'a scan reading the damaged page refuses it');
 $node->safe_psql('postgres', 'REINDEX INDEX docs_fp');
 
+# The special space's size in block 2's header (8168: still a valid header for PostgreSQL's own
+# check when the page is read).
+damage(2, 16, "\xE8\x1F");
+check_fails('bad special size', qr/block 2 has a special space of 24 bytes/);
+$node->safe_psql('postgres', 'REINDEX INDEX docs_fp');
+
 # The metapage magic.
 damage(0, 24, "XXXX");
 check_fails('bad magic', qr/not a simhash index/);
