@@ -411,6 +411,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     // took twice a uniform one's time). Table 0 stores fingerprints, turned back from keys.
     SimhashGeometry kg;
     simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &kg);
+    simhash_set_ref_tail(&kg, simhash_choose_ref_tail_bits(kg.dirbits, n));
     const simhash::BitPermuter *permuter = s->permuter;
     meta->key_order = s->order;
     meta->dirbits = static_cast<uint16>(kg.dirbits);
@@ -501,24 +502,27 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
             sort_entries(refs, n, kg.len[t], [](uint64 ref) { return static_cast<uint64_t>(ref); });
         }
         table_begin(&tw, w, &kg, t, &meta->tables[t], dir, nullptr, page_list + table0_pages + t * ndirpages);
+        meta->tables[t].ref_tail_bits = static_cast<uint32>(kg.ref_tail_bits);
         for (Size i = 0; i < n; ++i) {
             uint64 rotation;
-            SimhashRef ref;
+            uint32 position;
             if (spilled) {
                 if (!tuplesort_gettupleslot(s->refs[t], true, false, s->slot, nullptr))
                     elog(ERROR, "simhash build: tuplesort ended early");
                 bool isnull;
                 rotation = from_unsigned_key(DatumGetInt64(slot_getattr(s->slot, 1, &isnull)));
-                ref.pos = static_cast<uint32>(DatumGetInt64(slot_getattr(s->slot, 2, &isnull)));
+                position = static_cast<uint32>(DatumGetInt64(slot_getattr(s->slot, 2, &isnull)));
             } else {
                 // The refs come in block order, their keys in table-0 order: each key is a cache
                 // miss at random (80 MB at 10M rows), asked for this far ahead.
                 constexpr Size kAhead = 16;
                 if (i + kAhead < n) __builtin_prefetch(&keys[static_cast<uint32>(refs[i + kAhead])]);
-                ref.pos = static_cast<uint32>(refs[i]);
-                rotation = simhash_rotation(static_cast<int64>(keys[ref.pos]), &kg, t);
+                position = static_cast<uint32>(refs[i]);
+                rotation = simhash_rotation(static_cast<int64>(keys[position]), &kg, t);
             }
+            SimhashRef ref;
             ref.key = simhash_rotation_ref_key(rotation, &kg);
+            ref.pos = simhash_ref_word(position, simhash_rotation_ref_tail(rotation, &kg), &kg);
             table_add(&tw, &ref, simhash_rotation_block(rotation, &kg, t));
             if ((i & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
         }

@@ -157,6 +157,7 @@ struct ProbeQuery {
     SimhashGeometry g;
     uint32 qblock[SIMHASH_MAX_TABLES];
     uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_ref_key of the probing center
+    uint32 qtail[SIMHASH_MAX_TABLES]; // and its simhash_ref_tail
     int primary;                      // the key whose ball the probes cover (the smallest)
     int r;                            // probing radius (the primary ball's): candidates within it are kept
     int rb[SIMHASH_MAX_TABLES];       // per-block radius of each table; -1: not probed
@@ -599,18 +600,22 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
                                                                        n - start, lead, lead_mask, q->qkey[t],
                                                                        Max(budget, -1), hits)
                                          : 0;
-            // The keys selected are within the budget: every hit is fetched, once the ref page is
-            // released.
+            // The keys selected are within the budget; the bits a ref keeps after its key (none
+            // in runs written without them) bound the entry's distance closer, and every hit
+            // still within the radius is fetched once the ref page is released.
             for (Size h = 0; h < nhits; ++h) {
                 const SimhashRef &ref = refs[start + hits[h]];
-                const int bound = prefix_distance + simhash::popcount64(ref.key ^ q->qkey[t]);
+                const int bound = prefix_distance + simhash::popcount64(ref.key ^ q->qkey[t]) +
+                                  simhash::popcount64(simhash_ref_stored_tail(ref.pos, g) ^ q->qtail[t]);
+                if (bound > q->r) continue;
+                const uint32 position = simhash_ref_position(ref.pos, g);
                 if (put_aside && bound > q->ring) {
                     reserve_one(&q->aside, q->naside, &q->aside_capacity, q->so->context);
-                    q->aside[q->naside++] = PutAside{ref.pos, q->run_index, static_cast<uint8>(t),
+                    q->aside[q->naside++] = PutAside{position, q->run_index, static_cast<uint8>(t),
                                                      static_cast<uint8>(bound), static_cast<uint8>(q->ring)};
                     continue;
                 }
-                hits[nfetch++] = ref.pos;
+                hits[nfetch++] = position;
             }
             if (n > start && simhash_ref_subblock(refs[n - 1].key, g, t) > sub) done = true;
         }
@@ -642,6 +647,7 @@ void set_probe_center(ProbeQuery *q, int64 center) {
     for (int t = 0; t < q->g.ntables; ++t) {
         q->qblock[t] = simhash_block(center, &q->g, t);
         q->qkey[t] = simhash_ref_key(center, &q->g, t);
+        q->qtail[t] = simhash_ref_tail(center, &q->g, t);
     }
 }
 
@@ -712,7 +718,8 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
             for (int i = start; i < n; ++i) {
                 __builtin_prefetch(refs + i + kSweepEntriesAhead);
                 if (!simhash::slot_wants_next(wants, refs[i].key >> 16)) continue;
-                if (simhash::slot_wants_any48(wants, (uint64{slot} << 32) | refs[i].key, radius)) positions[nfetch++] = refs[i].pos;
+                if (simhash::slot_wants_any48(wants, (uint64{slot} << 32) | refs[i].key, radius))
+                    positions[nfetch++] = simhash_ref_position(refs[i].pos, &q->g);
             }
         }
         blkno = last ? InvalidBlockNumber : opaque->next;
@@ -1028,7 +1035,7 @@ void value_sweep_slot(Relation index, ProbeQuery *q, int t, Size prefix, const P
                     const uint32 rank = vs->gathered[k];
                     const Size nhits = simhash::select_keys_within(&refs[i].key, sizeof(SimhashRef) / sizeof(uint32), end - i, 0, 0,
                                                                    vs->keys[rank], vs->budgets[k], hits);
-                    for (Size h = 0; h < nhits; ++h) queue_fetch(vs, refs[i + hits[h]].pos, vs->numbers[rank]);
+                    for (Size h = 0; h < nhits; ++h) queue_fetch(vs, simhash_ref_position(refs[i + hits[h]].pos, g), vs->numbers[rank]);
                 }
             });
         }
@@ -1144,6 +1151,7 @@ ProbeQuery *new_batch_query(int radius, SimhashBatchFound found, void *context, 
 // Sets q up to search a run (its geometry, bit order and directories).
 void set_probe_run(ProbeQuery *q, const SimhashCachedRun &cached) {
     simhash_geometry(cached.run->ntables, cached.run->dirbits, &q->g);
+    simhash_set_ref_tail(&q->g, simhash_run_ref_tail_bits(cached.run));
     q->g.permuter = cached.permuter;
     q->cached_run = cached;
 }

@@ -334,6 +334,13 @@ bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *s
     if (!simhash::is_valid_permutation(run->key_order)) return false;
     for (int t = 0; t < run->ntables; ++t)
         if (run->tables[t].ndirpages != simhash_dir_pages(run->dirbits)) return false;
+    // Ref tails: the same width in every ref table, and room left in the word for every position.
+    const uint32 tail_bits = run->ntables > 1 ? run->tables[1].ref_tail_bits : 0;
+    if (run->tables[0].ref_tail_bits != 0 || tail_bits > static_cast<uint32>(Max(0, 32 - run->dirbits)) ||
+        (tail_bits > 0 && run->nentries - 1 > (~uint32{0} >> tail_bits)))
+        return false;
+    for (int t = 2; t < run->ntables; ++t)
+        if (run->tables[t].ref_tail_bits != tail_bits) return false;
     if (run->nmappages != (simhash_page_list_length(run) + SIMHASH_MAP_PER_PAGE - 1) / SIMHASH_MAP_PER_PAGE) return false;
     return !slot || (run->serial == slot->serial && run->nentries == slot->nentries && run->ntables == slot->ntables &&
                      run->dirbits == slot->dirbits && run->tables[0].npages == slot->table0_pages);
@@ -405,6 +412,19 @@ void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
         g->len[t] = layout.width[t];
         g->shift[t] = layout.shift[t];
     }
+    simhash_set_ref_tail(g, 0);
+}
+
+void simhash_set_ref_tail(SimhashGeometry *g, int tail_bits) {
+    g->ref_tail_bits = tail_bits;
+    g->ref_pos_mask = tail_bits > 0 ? ~uint32{0} >> tail_bits : ~uint32{0};
+}
+
+int simhash_choose_ref_tail_bits(int dirbits, uint64 nentries) {
+    int position_bits = 1;
+    while (position_bits < 32 && (uint64{1} << position_bits) < nentries) ++position_bits;
+    // The rotation has 64 - dirbits - 32 bits after the key.
+    return Max(0, Min(32 - position_bits, 32 - dirbits));
 }
 
 const simhash::BitPermuter *simhash_new_permuter(const simhash::BitPermutation &order) {
@@ -552,9 +572,12 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             candidates += filled * per_slot;
             probe_pages += filled * (1.0 + per_slot / per_page);  // directories are cached per backend
             if (t > 0) {
-                // Refs fetch their entry from table 0 when their stored bits beyond the block differ
-                // from the query's in at most radius - d bits, d the probed value's distance.
-                const int rest = static_cast<int>(Min(32 - (g.len[t] - g.dirbits), 64 - g.len[t]) * varying_share + 0.5);
+                // Refs fetch their entry from table 0 when their stored bits beyond the block (the
+                // key, and the tail its run's entry count leaves room for, as runs are written
+                // now) differ from the query's in at most radius - d bits, d the probed value's
+                // distance.
+                const int stored = 32 + simhash_choose_ref_tail_bits(g.dirbits, meta->nentries);
+                const int rest = static_cast<int>(Min(stored - (g.len[t] - g.dirbits), 64 - g.len[t]) * varying_share + 0.5);
                 for (int d = 0; d <= Min(rb, varying); ++d) {
                     const double values = simhash::hamming_ball_size(varying, d) - simhash::hamming_ball_size(varying, d - 1);
                     fetches += values * per_probe * simhash::hamming_ball_size(rest, radius - d) / ldexp(1.0, rest);

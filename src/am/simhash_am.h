@@ -120,7 +120,10 @@ struct __attribute__((packed, aligned(2))) SimhashEntry {
 };
 
 // An entry of tables 1..m-1: the 32 bits of the fingerprint that follow the table's directory
-// prefix (simhash_ref_key), and the position of the full entry in table 0.
+// prefix (simhash_ref_key), and the position of the full entry in table 0 in the low bits of
+// `pos`; a run with ref_tail_bits (SimhashTable) keeps that many more bits of the rotation, those
+// after the key, in the bits of `pos` the position does not need (simhash_ref_position,
+// simhash_ref_tail).
 struct SimhashRef {
     uint32 key;
     uint32 pos;
@@ -193,7 +196,10 @@ struct SimhashTable {
     BlockNumber first;   // first data page, or InvalidBlockNumber when the table is empty
     uint32 npages;       // data pages
     uint32 ndirpages;    // directory pages, listed in the run's page list after those of the tables before
-    uint32 unused;
+    // Tables 1..m-1: bits of each entry's rotation after its key that its ref stores above the
+    // position (simhash_choose_ref_tail_bits). 0 in runs written without them, whose refs read
+    // as before.
+    uint32 ref_tail_bits;
 };
 
 // The header page of a run: how to read its tables. Written once, never changed.
@@ -218,6 +224,10 @@ inline Size simhash_dir_list_index(const SimhashRunData *run, int t, Size d) {
     Size index = run->tables[0].npages;
     for (int i = 0; i < t; ++i) index += run->tables[i].ndirpages;
     return index + d;
+}
+// The ref_tail_bits of a run's refs (the same in each of its tables 1..m-1).
+inline int simhash_run_ref_tail_bits(const SimhashRunData *run) {
+    return run->ntables > 1 ? static_cast<int>(run->tables[1].ref_tail_bits) : 0;
 }
 // Entries of the page list: table 0's pages and every directory page.
 inline Size simhash_page_list_length(const SimhashRunData *run) { return simhash_dir_list_index(run, run->ntables, 0); }
@@ -290,6 +300,8 @@ struct SimhashGeometry {
     int len[SIMHASH_MAX_TABLES];
     int shift[SIMHASH_MAX_TABLES];
     const simhash::BitPermuter *permuter;
+    int ref_tail_bits;    // the run's SimhashTable.ref_tail_bits (0 until simhash_set_ref_tail)
+    uint32 ref_pos_mask;  // the bits of a ref's `pos` that hold the position
 };
 
 // fp's key under a run's bit order (null: the identity).
@@ -319,6 +331,21 @@ inline uint32 simhash_rotation_ref_key(uint64 rotation, const SimhashGeometry *g
 // What a ref of table t stores: the 32 bits of the rotation below the directory prefix.
 inline uint32 simhash_ref_key(int64 fp, const SimhashGeometry *g, int t) {
     return simhash_rotation_ref_key(simhash_rotation(fp, g, t), g);
+}
+// The bits of a rotation after its ref key that a ref stores with its position (0 bits: 0).
+inline uint32 simhash_rotation_ref_tail(uint64 rotation, const SimhashGeometry *g) {
+    return g->ref_tail_bits > 0 ? static_cast<uint32>((rotation << (g->dirbits + 32)) >> (64 - g->ref_tail_bits)) : 0;
+}
+inline uint32 simhash_ref_tail(int64 fp, const SimhashGeometry *g, int t) {
+    return simhash_rotation_ref_tail(simhash_rotation(fp, g, t), g);
+}
+// A ref's `pos`: what it holds as one word, and the two parts.
+inline uint32 simhash_ref_word(uint32 position, uint32 tail, const SimhashGeometry *g) {
+    return g->ref_tail_bits > 0 ? position | (tail << (32 - g->ref_tail_bits)) : position;
+}
+inline uint32 simhash_ref_position(uint32 word, const SimhashGeometry *g) { return word & g->ref_pos_mask; }
+inline uint32 simhash_ref_stored_tail(uint32 word, const SimhashGeometry *g) {
+    return g->ref_tail_bits > 0 ? word >> (32 - g->ref_tail_bits) : 0;
 }
 // The bits of block t below its directory prefix, from a ref key (0 when the prefix is the block).
 inline uint32 simhash_ref_subblock(uint32 key, const SimhashGeometry *g, int t) {
@@ -387,6 +414,11 @@ void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
 // A permuter for `order`, allocated in the current memory context; null for the identity.
 const simhash::BitPermuter *simhash_new_permuter(const simhash::BitPermutation &order);
 int simhash_choose_dirbits(int ntables, uint64 nentries);
+// Rotation bits after the key that the refs of a run of `nentries` entries keep beside their
+// positions: what the 32-bit word leaves once the position has its bits.
+int simhash_choose_ref_tail_bits(int dirbits, uint64 nentries);
+// g's ref layout: `tail_bits` as the run's header has them.
+void simhash_set_ref_tail(SimhashGeometry *g, int tail_bits);
 Buffer simhash_new_buffer(Relation index, bool use_fsm);
 // The flags of page `blkno` (0 for a new, never initialized page), read under a share lock.
 uint16 simhash_page_flags(Relation index, BlockNumber blkno);

@@ -158,12 +158,13 @@ void check_table(CheckState *s, const SimhashRunData *meta, const BlockNumber *p
                 simhash_array_push(table0, fp, &tid);
             } else {
                 const SimhashRef ref = SimhashPageGetRefs(page)[i];
-                if (ref.pos >= table0->n || seen[ref.pos])
-                    corrupted(s->index, psprintf("table %d block %u entry %d names position %u %s", t, blkno, i, ref.pos,
-                                                 ref.pos >= table0->n ? "beyond table 0" : "twice"));
-                seen[ref.pos] = 1;
-                const int64 fp = table0->items[ref.pos].fp;
-                if (ref.key != simhash_ref_key(fp, g, t))
+                const uint32 position = simhash_ref_position(ref.pos, g);
+                if (position >= table0->n || seen[position])
+                    corrupted(s->index, psprintf("table %d block %u entry %d names position %u %s", t, blkno, i, position,
+                                                 position >= table0->n ? "beyond table 0" : "twice"));
+                seen[position] = 1;
+                const int64 fp = table0->items[position].fp;
+                if (ref.key != simhash_ref_key(fp, g, t) || simhash_ref_stored_tail(ref.pos, g) != simhash_ref_tail(fp, g, t))
                     corrupted(s->index, psprintf("table %d block %u entry %d does not match table 0", t, blkno, i));
                 block = simhash_block(fp, g, t);
             }
@@ -234,6 +235,7 @@ void check_run(CheckState *s, const SimhashRunSlot *slot, int number) {
         corrupted(s->index, psprintf("run %d (header block %u) does not match its metapage slot", number, slot->header));
     SimhashGeometry g;
     simhash_geometry(run->ntables, run->dirbits, &g);
+    simhash_set_ref_tail(&g, simhash_run_ref_tail_bits(run));
     g.permuter = simhash_new_permuter(run->key_order);  // (the header's order was checked above)
     SimhashEntryArray table0 = {};
     BlockNumber *page_list = read_page_list(s, run);

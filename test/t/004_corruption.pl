@@ -47,6 +47,17 @@ check_fails('changed fingerprint', qr/does not match table 0|out of order|missin
 $node->safe_psql('postgres', 'REINDEX INDEX docs_fp');
 is($node->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'REINDEX repairs it');
 
+# A ref keeps, above its table-0 position, the bits of its entry's rotation that follow its key:
+# flip the top one of the first ref of the first ref page (flags 0x20 at byte 8182).
+$node->safe_psql('postgres', 'CREATE EXTENSION pageinspect');
+my ($ref_block, $ref_top) = split /\|/, $node->safe_psql('postgres', q{
+SELECT b, get_byte(get_raw_page('docs_fp', b), 31)
+FROM generate_series(1, (pg_relation_size('docs_fp') / 8192)::int - 1) b
+WHERE get_byte(get_raw_page('docs_fp', b), 8182) = 32 ORDER BY b LIMIT 1});
+damage($ref_block, 31, chr($ref_top ^ 0x80));
+check_fails('changed ref tail', qr/table \d block $ref_block entry 0 does not match table 0/);
+$node->safe_psql('postgres', 'REINDEX INDEX docs_fp');
+
 # The page ID in the special space of block 2.
 damage(2, 8190, "\x00\x00");
 check_fails('bad page id', qr/unexpected page/);
