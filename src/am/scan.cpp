@@ -855,11 +855,13 @@ bool sweeps_values(const ProbeQuery *q, Size n) {
 // Memory for sweeping the tables of one run for up to n centers.
 struct ValueSweep {
     // The centers still searched when a table's sweep starts, by rank (the order of their block
-    // values, core/value_groups.h): batch numbers, fingerprints, blocks and ref keys of the table.
+    // values, core/value_groups.h): batch numbers, fingerprints, blocks, and ref keys and tails of
+    // the table.
     uint32 *numbers;
     int64 *fps;
     uint32 *blocks;
     uint32 *keys;
+    uint32 *tails;
     void *group_memory;
     simhash::ValueGroups groups;
     uint32 *scratch;      // the centers in batch order, before they are laid out by rank
@@ -889,6 +891,7 @@ void value_sweep_init(ValueSweep *vs, const SimhashGeometry *g, Size n) {
     vs->fps = alloc_huge<int64>(n);
     vs->blocks = alloc_huge<uint32>(n);
     vs->keys = alloc_huge<uint32>(n);
+    vs->tails = alloc_huge<uint32>(n);
     vs->group_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::value_groups_bytes(bits, n));
     vs->scratch = alloc_huge<uint32>(n);
     vs->slot_bitmap = alloc_huge<uint64>((Size{1} << g->dirbits) / 64 + 1);
@@ -904,7 +907,7 @@ void value_sweep_init(ValueSweep *vs, const SimhashGeometry *g, Size n) {
 
 void value_sweep_free(ValueSweep *vs) {
     for (void *p : {static_cast<void *>(vs->numbers), static_cast<void *>(vs->fps), static_cast<void *>(vs->blocks),
-                    static_cast<void *>(vs->keys), vs->group_memory, static_cast<void *>(vs->scratch),
+                    static_cast<void *>(vs->keys), static_cast<void *>(vs->tails), vs->group_memory, static_cast<void *>(vs->scratch),
                     static_cast<void *>(vs->slot_bitmap), static_cast<void *>(vs->slots),
                     static_cast<void *>(vs->gathered), static_cast<void *>(vs->budgets),
                     static_cast<void *>(vs->fetch_positions), static_cast<void *>(vs->fetch_numbers)})
@@ -1035,7 +1038,15 @@ void value_sweep_slot(Relation index, ProbeQuery *q, int t, Size prefix, const P
                     const uint32 rank = vs->gathered[k];
                     const Size nhits = simhash::select_keys_within(&refs[i].key, sizeof(SimhashRef) / sizeof(uint32), end - i, 0, 0,
                                                                    vs->keys[rank], vs->budgets[k], hits);
-                    for (Size h = 0; h < nhits; ++h) queue_fetch(vs, simhash_ref_position(refs[i + hits[h]].pos, g), vs->numbers[rank]);
+                    for (Size h = 0; h < nhits; ++h) {
+                        // Within the budget by key; the ref's tail may still put it outside.
+                        const SimhashRef &ref = refs[i + hits[h]];
+                        if (simhash::popcount64(ref.key ^ vs->keys[rank]) +
+                                simhash::popcount64(simhash_ref_stored_tail(ref.pos, g) ^ vs->tails[rank]) >
+                            vs->budgets[k])
+                            continue;
+                        queue_fetch(vs, simhash_ref_position(ref.pos, g), vs->numbers[rank]);
+                    }
                 }
             });
         }
@@ -1068,7 +1079,10 @@ void value_sweep_table(Relation index, ProbeQuery *q, int t, const int64 *center
         vs->fps[k] = centers[vs->scratch[given]];
         vs->blocks[k] = vs->keys[given];
     }
-    for (Size k = 0; k < m; ++k) vs->keys[k] = t > 0 ? simhash_ref_key(vs->fps[k], g, t) : 0;
+    for (Size k = 0; k < m; ++k) {
+        vs->keys[k] = t > 0 ? simhash_ref_key(vs->fps[k], g, t) : 0;
+        vs->tails[k] = t > 0 ? simhash_ref_tail(vs->fps[k], g, t) : 0;
+    }
     const Size nslots_all = Size{1} << g->dirbits;
     memset(vs->slot_bitmap, 0, sizeof(uint64) * (nslots_all / 64 + 1));
     simhash::value_groups_mark(&vs->groups, q->rb[t], g->len[t] - g->dirbits, vs->slot_bitmap);
