@@ -21,7 +21,9 @@
 //                    bits below the prefix, then the bits after the block), pos = the entry's
 //                    position in the run's table 0. The prefix is known from the directory, so
 //                    the key spends its bits where they filter: at 16-bit blocks, 32 bits beyond
-//                    the block
+//                    the block. pos needs log2(entries) bits: the bits of the 32 it leaves hold
+//                    the next bits of fp after the key (the run's ref_tail_bits; 7 at 30M
+//                    entries), which filter too
 //   directory pages  per table, 2^dirbits slots: for each key prefix (the top dirbits bits of
 //                    block t) the data page and offset of the first entry with that prefix or above;
 //                    dirbits grows with the run (about log2(entries / 4), up to the block's length
