@@ -48,12 +48,18 @@ $node->safe_psql('postgres', 'REINDEX INDEX docs_fp');
 is($node->safe_psql('postgres', "SELECT simhash_index_check('docs_fp')"), '', 'REINDEX repairs it');
 
 # A ref keeps, above its table-0 position, the bits of its entry's rotation that follow its key:
-# flip the top one of the first ref of the first ref page (flags 0x20 at byte 8182).
-$node->safe_psql('postgres', 'CREATE EXTENSION pageinspect');
-my ($ref_block, $ref_top) = split /\|/, $node->safe_psql('postgres', q{
-SELECT b, get_byte(get_raw_page('docs_fp', b), 31)
-FROM generate_series(1, (pg_relation_size('docs_fp') / 8192)::int - 1) b
-WHERE get_byte(get_raw_page('docs_fp', b), 8182) = 32 ORDER BY b LIMIT 1});
+# flip the top one of the first ref of the first ref page (flags 0x20 at byte 8182; the first
+# ref's position word at bytes 28-31).
+$node->safe_psql('postgres', 'CHECKPOINT');
+my $index_file = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('docs_fp')");
+open(my $index_fh, '<', $index_file) or die "open $index_file: $!";
+binmode $index_fh;
+my ($ref_block, $ref_top);
+for (my $block = 0; !defined $ref_block && sysread($index_fh, my $page, 8192) == 8192; ++$block) {
+	($ref_block, $ref_top) = ($block, ord(substr($page, 31, 1))) if unpack('v', substr($page, 8182, 2)) == 0x20;
+}
+close $index_fh;
+die 'no ref page found' unless defined $ref_block;
 damage($ref_block, 31, chr($ref_top ^ 0x80));
 check_fails('changed ref tail', qr/table \d block $ref_block entry 0 does not match table 0/);
 $node->safe_psql('postgres', 'REINDEX INDEX docs_fp');
