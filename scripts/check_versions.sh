@@ -12,6 +12,7 @@
 # such a prefix with
 #   ./configure --prefix=/tmp/pg16-inst --enable-tap-tests --without-icu --without-readline \
 #       --without-zlib && make -j2 && make install
+# plus the contrib module that pg_regress test fdw uses: make -C contrib/postgres_fdw install.
 # Each installation is built in a scratch copy of the work tree, so the tree's own objects (built
 # for PostgreSQL 15) are left alone. Regression differences are kept in
 # /tmp/simhash-check-<major>.diffs. The summary at the end has one line per installation.
@@ -23,11 +24,11 @@ TARGETS=()
 for arg in "$@"; do
     case "$arg" in
         --tap) RUN_TAP=yes ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) TARGETS+=("$arg") ;;
     esac
 done
-[ ${#TARGETS[@]} -gt 0 ] || { sed -n '2,17p' "$0" >&2; exit 2; }
+[ ${#TARGETS[@]} -gt 0 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
 
 summary=()
 status=0

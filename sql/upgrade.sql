@@ -66,9 +66,11 @@ CREATE EXTENSION simhash;
 SELECT extversion FROM pg_extension WHERE extname = 'simhash';
 CREATE TABLE snapshot.fresh AS SELECT * FROM snapshot.members;
 
--- The comparison covers every kind of member (and is not vacuous). Implicit array types, members
--- from PostgreSQL 17 on, are compared but not counted.
-SELECT kind, count(*) FROM snapshot.fresh WHERE object NOT LIKE '%[]' GROUP BY 1 ORDER BY 1;
+-- The comparison covers every kind of member (and is not vacuous). Implicit array types and the
+-- table's row type, members from PostgreSQL 17 on, are compared but not counted.
+SELECT kind, count(*) FROM snapshot.fresh
+WHERE object NOT LIKE '%[]' AND NOT (kind = 'type' AND ('table ' || substr(object, 6)) IN (SELECT object FROM snapshot.fresh))
+GROUP BY 1 ORDER BY 1;
 
 -- Nothing differs.
 (SELECT 'only when updated' AS side, * FROM snapshot.updated EXCEPT SELECT 'only when updated', * FROM snapshot.fresh)

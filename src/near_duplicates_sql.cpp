@@ -31,6 +31,7 @@ extern "C" {
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"  // MAX_KILOBYTES (PostgreSQL 15 had it through executor/spi.h -> access/tableam.h)
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/tuplesort.h"
