@@ -15,7 +15,8 @@
 # plus the contrib module that pg_regress test fdw uses: make -C contrib/postgres_fdw install.
 # Each installation is built in a scratch copy of the work tree, so the tree's own objects (built
 # for PostgreSQL 15) are left alone. Regression differences are kept in
-# /tmp/simhash-check-<major>.diffs. The summary at the end has one line per installation.
+# /tmp/simhash-check-<major>.diffs, the logs of failed TAP tests in
+# /tmp/simhash-check-<major>-tap-logs.*. The summary at the end has one line per installation.
 set -euo pipefail
 
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,11 +25,11 @@ TARGETS=()
 for arg in "$@"; do
     case "$arg" in
         --tap) RUN_TAP=yes ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) TARGETS+=("$arg") ;;
     esac
 done
-[ ${#TARGETS[@]} -gt 0 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
+[ ${#TARGETS[@]} -gt 0 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
 
 summary=()
 status=0
@@ -101,7 +102,10 @@ for target in "${TARGETS[@]}"; do
         if "${run_as[@]}" make -C "$work" -s tap PG_CONFIG="$pg_config" PROVE_FLAGS="--timer"; then
             result+=", TAP tests passed"
         else
-            result+=", TAP tests FAILED"
+            # The scratch copy is removed below: keep the clusters' logs for reading.
+            kept=$(mktemp -d "/tmp/simhash-check-$major-tap-logs.XXXXXX")
+            cp -r "$work/tmp_check/log/." "$kept/" 2>/dev/null || true
+            result+=", TAP tests FAILED (logs in $kept)"
             status=1
         fi
     fi
