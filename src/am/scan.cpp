@@ -156,8 +156,7 @@ struct ProbeQuery {
     int radius[INDEX_MAX_KEYS + 1];    // clamped to 0..64
     SimhashGeometry g;
     uint32 qblock[SIMHASH_MAX_TABLES];
-    uint32 qkey[SIMHASH_MAX_TABLES];  // simhash_ref_key of the probing center
-    uint32 qtail[SIMHASH_MAX_TABLES]; // and its simhash_ref_tail
+    SimhashRefBits qref[SIMHASH_MAX_TABLES];  // what a ref of each table holds for the probing center
     int primary;                      // the key whose ball the probes cover (the smallest)
     int r;                            // probing radius (the primary ball's): candidates within it are kept
     int rb[SIMHASH_MAX_TABLES];       // per-block radius of each table; -1: not probed
@@ -597,7 +596,7 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
             const uint32 lead = below_bits > 0 ? sub << (32 - below_bits) : 0;
             const uint32 lead_mask = below_bits > 0 ? ~uint32{0} << (32 - below_bits) : 0;
             const Size nhits = start < n ? simhash::select_keys_within(&refs[start].key, sizeof(SimhashRef) / sizeof(uint32),
-                                                                       n - start, lead, lead_mask, q->qkey[t],
+                                                                       n - start, lead, lead_mask, q->qref[t].key,
                                                                        Max(budget, -1), hits)
                                          : 0;
             // The keys selected are within the budget; the bits a ref keeps after its key (none
@@ -605,8 +604,7 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
             // still within the radius is fetched once the ref page is released.
             for (Size h = 0; h < nhits; ++h) {
                 const SimhashRef &ref = refs[start + hits[h]];
-                const int bound = prefix_distance + simhash::popcount64(ref.key ^ q->qkey[t]) +
-                                  simhash::popcount64(simhash_ref_stored_tail(ref.pos, g) ^ q->qtail[t]);
+                const int bound = prefix_distance + simhash_ref_distance(ref, q->qref[t], g);
                 if (bound > q->r) continue;
                 const uint32 position = simhash_ref_position(ref.pos, g);
                 if (put_aside && bound > q->ring) {
@@ -646,8 +644,7 @@ struct PendingProbe {
 void set_probe_center(ProbeQuery *q, int64 center) {
     for (int t = 0; t < q->g.ntables; ++t) {
         q->qblock[t] = simhash_block(center, &q->g, t);
-        q->qkey[t] = simhash_ref_key(center, &q->g, t);
-        q->qtail[t] = simhash_ref_tail(center, &q->g, t);
+        q->qref[t] = simhash_ref_bits(center, &q->g, t);
     }
 }
 
@@ -1041,9 +1038,7 @@ void value_sweep_slot(Relation index, ProbeQuery *q, int t, Size prefix, const P
                     for (Size h = 0; h < nhits; ++h) {
                         // Within the budget by key; the ref's tail may still put it outside.
                         const SimhashRef &ref = refs[i + hits[h]];
-                        if (simhash::popcount64(ref.key ^ vs->keys[rank]) +
-                                simhash::popcount64(simhash_ref_stored_tail(ref.pos, g) ^ vs->tails[rank]) >
-                            vs->budgets[k])
+                        if (simhash_ref_distance(ref, SimhashRefBits{vs->keys[rank], vs->tails[rank]}, g) > vs->budgets[k])
                             continue;
                         queue_fetch(vs, simhash_ref_position(ref.pos, g), vs->numbers[rank]);
                     }
@@ -1080,8 +1075,9 @@ void value_sweep_table(Relation index, ProbeQuery *q, int t, const int64 *center
         vs->blocks[k] = vs->keys[given];
     }
     for (Size k = 0; k < m; ++k) {
-        vs->keys[k] = t > 0 ? simhash_ref_key(vs->fps[k], g, t) : 0;
-        vs->tails[k] = t > 0 ? simhash_ref_tail(vs->fps[k], g, t) : 0;
+        const SimhashRefBits bits = t > 0 ? simhash_ref_bits(vs->fps[k], g, t) : SimhashRefBits{0, 0};
+        vs->keys[k] = bits.key;
+        vs->tails[k] = bits.tail;
     }
     const Size nslots_all = Size{1} << g->dirbits;
     memset(vs->slot_bitmap, 0, sizeof(uint64) * (nslots_all / 64 + 1));
@@ -1164,8 +1160,7 @@ ProbeQuery *new_batch_query(int radius, SimhashBatchFound found, void *context, 
 
 // Sets q up to search a run (its geometry, bit order and directories).
 void set_probe_run(ProbeQuery *q, const SimhashCachedRun &cached) {
-    simhash_geometry(cached.run->ntables, cached.run->dirbits, &q->g);
-    simhash_set_ref_tail(&q->g, simhash_run_ref_tail_bits(cached.run));
+    simhash_run_geometry(cached.run, &q->g);
     q->g.permuter = cached.permuter;
     q->cached_run = cached;
 }

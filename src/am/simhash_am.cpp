@@ -335,7 +335,7 @@ bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *s
     for (int t = 0; t < run->ntables; ++t)
         if (run->tables[t].ndirpages != simhash_dir_pages(run->dirbits)) return false;
     // Ref tails: the same width in every ref table, and room left in the word for every position.
-    const uint32 tail_bits = run->ntables > 1 ? run->tables[1].ref_tail_bits : 0;
+    const uint32 tail_bits = static_cast<uint32>(simhash_run_ref_tail_bits(run));
     if (run->tables[0].ref_tail_bits != 0 || tail_bits > static_cast<uint32>(Max(0, 32 - run->dirbits)) ||
         (tail_bits > 0 && run->nentries - 1 > (~uint32{0} >> tail_bits)))
         return false;
@@ -413,6 +413,11 @@ void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
         g->shift[t] = layout.shift[t];
     }
     simhash_set_ref_tail(g, 0);
+}
+
+void simhash_run_geometry(const SimhashRunData *run, SimhashGeometry *g) {
+    simhash_geometry(run->ntables, run->dirbits, g);
+    simhash_set_ref_tail(g, simhash_run_ref_tail_bits(run));
 }
 
 void simhash_set_ref_tail(SimhashGeometry *g, int tail_bits) {
@@ -553,6 +558,9 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         double varying_bits = 0;
         for (int t = 0; t < meta->ntables; ++t) varying_bits += value_bits_of(t);
         const double varying_share = varying_bits / 64.0;
+        // Bits a ref stores beyond its directory prefix: the key, and the tail its run's entry
+        // count leaves room for (as runs are written now).
+        const int stored = 32 + simhash_choose_ref_tail_bits(g.dirbits, meta->nentries);
         for (int t = 0; t < meta->ntables; ++t) {
             const int rb = simhash::block_probe_radius(Min(radius, 64), meta->ntables, t);
             const double count = simhash::hamming_ball_size(g.len[t], rb);
@@ -572,11 +580,8 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             candidates += filled * per_slot;
             probe_pages += filled * (1.0 + per_slot / per_page);  // directories are cached per backend
             if (t > 0) {
-                // Refs fetch their entry from table 0 when their stored bits beyond the block (the
-                // key, and the tail its run's entry count leaves room for, as runs are written
-                // now) differ from the query's in at most radius - d bits, d the probed value's
-                // distance.
-                const int stored = 32 + simhash_choose_ref_tail_bits(g.dirbits, meta->nentries);
+                // Refs fetch their entry from table 0 when their stored bits beyond the block differ
+                // from the query's in at most radius - d bits, d the probed value's distance.
                 const int rest = static_cast<int>(Min(stored - (g.len[t] - g.dirbits), 64 - g.len[t]) * varying_share + 0.5);
                 for (int d = 0; d <= Min(rb, varying); ++d) {
                     const double values = simhash::hamming_ball_size(varying, d) - simhash::hamming_ball_size(varying, d - 1);

@@ -125,7 +125,7 @@ struct __attribute__((packed, aligned(2))) SimhashEntry {
 // prefix (simhash_ref_key), and the position of the full entry in table 0 in the low bits of
 // `pos`; a run with ref_tail_bits (SimhashTable) keeps that many more bits of the rotation, those
 // after the key, in the bits of `pos` the position does not need (simhash_ref_position,
-// simhash_ref_tail).
+// simhash_ref_stored_tail).
 struct SimhashRef {
     uint32 key;
     uint32 pos;
@@ -338,8 +338,14 @@ inline uint32 simhash_ref_key(int64 fp, const SimhashGeometry *g, int t) {
 inline uint32 simhash_rotation_ref_tail(uint64 rotation, const SimhashGeometry *g) {
     return g->ref_tail_bits > 0 ? static_cast<uint32>((rotation << (g->dirbits + 32)) >> (64 - g->ref_tail_bits)) : 0;
 }
-inline uint32 simhash_ref_tail(int64 fp, const SimhashGeometry *g, int t) {
-    return simhash_rotation_ref_tail(simhash_rotation(fp, g, t), g);
+// What a ref of table t holds for fp besides the position: its key and tail (one rotation).
+struct SimhashRefBits {
+    uint32 key;
+    uint32 tail;
+};
+inline SimhashRefBits simhash_ref_bits(int64 fp, const SimhashGeometry *g, int t) {
+    const uint64 rotation = simhash_rotation(fp, g, t);
+    return SimhashRefBits{simhash_rotation_ref_key(rotation, g), simhash_rotation_ref_tail(rotation, g)};
 }
 // A ref's `pos`: what it holds as one word, and the two parts.
 inline uint32 simhash_ref_word(uint32 position, uint32 tail, const SimhashGeometry *g) {
@@ -348,6 +354,11 @@ inline uint32 simhash_ref_word(uint32 position, uint32 tail, const SimhashGeomet
 inline uint32 simhash_ref_position(uint32 word, const SimhashGeometry *g) { return word & g->ref_pos_mask; }
 inline uint32 simhash_ref_stored_tail(uint32 word, const SimhashGeometry *g) {
     return g->ref_tail_bits > 0 ? word >> (32 - g->ref_tail_bits) : 0;
+}
+// The bits in which a ref's key and tail differ from a center's: a lower bound of the distance
+// beyond the directory prefix.
+inline int simhash_ref_distance(const SimhashRef &ref, const SimhashRefBits &center, const SimhashGeometry *g) {
+    return simhash::popcount64(ref.key ^ center.key) + simhash::popcount64(simhash_ref_stored_tail(ref.pos, g) ^ center.tail);
 }
 // The bits of block t below its directory prefix, from a ref key (0 when the prefix is the block).
 inline uint32 simhash_ref_subblock(uint32 key, const SimhashGeometry *g, int t) {
@@ -413,6 +424,9 @@ uint64 simhash_pages_in_use(const SimhashMetaData *meta);
 // The identity bit order; a run's own order comes with its cached header (simhash_cached_run) or
 // from simhash_new_permuter(run->key_order).
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
+// The geometry of a run as its header describes it (its tables, directory and ref tails; the
+// permuter is the caller's).
+void simhash_run_geometry(const SimhashRunData *run, SimhashGeometry *g);
 // A permuter for `order`, allocated in the current memory context; null for the identity.
 const simhash::BitPermuter *simhash_new_permuter(const simhash::BitPermutation &order);
 int simhash_choose_dirbits(int ntables, uint64 nentries);

@@ -164,7 +164,8 @@ void check_table(CheckState *s, const SimhashRunData *meta, const BlockNumber *p
                                                  position >= table0->n ? "beyond table 0" : "twice"));
                 seen[position] = 1;
                 const int64 fp = table0->items[position].fp;
-                if (ref.key != simhash_ref_key(fp, g, t) || simhash_ref_stored_tail(ref.pos, g) != simhash_ref_tail(fp, g, t))
+                const SimhashRefBits expected = simhash_ref_bits(fp, g, t);
+                if (ref.key != expected.key || simhash_ref_stored_tail(ref.pos, g) != expected.tail)
                     corrupted(s->index, psprintf("table %d block %u entry %d does not match table 0", t, blkno, i));
                 block = simhash_block(fp, g, t);
             }
@@ -234,8 +235,7 @@ void check_run(CheckState *s, const SimhashRunSlot *slot, int number) {
     if (!simhash_run_header_valid(run, slot))
         corrupted(s->index, psprintf("run %d (header block %u) does not match its metapage slot", number, slot->header));
     SimhashGeometry g;
-    simhash_geometry(run->ntables, run->dirbits, &g);
-    simhash_set_ref_tail(&g, simhash_run_ref_tail_bits(run));
+    simhash_run_geometry(run, &g);
     g.permuter = simhash_new_permuter(run->key_order);  // (the header's order was checked above)
     SimhashEntryArray table0 = {};
     BlockNumber *page_list = read_page_list(s, run);
