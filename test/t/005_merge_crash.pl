@@ -29,13 +29,25 @@ SELECT string_agg(n::text, ',' ORDER BY q, k) FROM (
 };
 my $orphans = q{SELECT unaccounted_pages FROM simhash_index_info('docs_fp')};
 
+# Waits for the server to accept queries again after a crash. A psql started while the
+# postmaster restarts can exit before reading its query, and IPC::Run then dies writing it
+# ("ack Broken pipe"): such an attempt is retried.
+sub wait_for_restart {
+	my ($label) = @_;
+	for my $attempt (1 .. 5) {
+		return if eval { $node->poll_query_until('postgres', 'SELECT true') };
+		sleep(1);
+	}
+	die "server did not come back: $label";
+}
+
 # VACUUM `table` with the merge crashing after `step`; waits for the server to come back.
 sub vacuum_crashing {
 	my ($table, $step, $label) = @_;
 	my ($ret, $out, $err) = $node->psql('postgres', "SET simhash.debug_merge_crash_step = $step; VACUUM $table;");
 	like($err, qr/server closed the connection|terminating connection|crashing after merge step/,
 		"$label: the merging backend crashed");
-	$node->poll_query_until('postgres', 'SELECT true') or die "server did not come back: $label";
+	wait_for_restart($label);
 }
 
 # The index verifies and answers `cmp` as a sequential scan does; returns the sequential answer.
@@ -93,7 +105,7 @@ my ($ret, $out, $err) = $node->psql('postgres',
 	'SET simhash.debug_merge_crash_step = 3; INSERT INTO fsm_docs SELECT g, hashint8extended(g, 1) FROM generate_series(300001, 330000) g;');
 like($err, qr/server closed the connection|terminating connection|crashing after merge step/,
 	'a merge writing into pages from the FSM crashed');
-$node->poll_query_until('postgres', 'SELECT true') or die 'server did not come back';
+wait_for_restart('the merge writing into pages from the FSM');
 my $left = $node->safe_psql('postgres', $fsm_orphans);
 ok($left > 0, "$left unaccounted pages after the crash");
 $node->safe_psql('postgres', 'SELECT txid_current(); VACUUM fsm_docs;');
