@@ -213,6 +213,8 @@ void simhash_reserve_buffer_hints(uint64 pages) {
     hint_bits = bits;
 }
 
+void simhash_prefetch_buffer_hint(Relation index, BlockNumber blkno) { __builtin_prefetch(hint_for(index, blkno)); }
+
 void simhash_prefetch_buffer_header(Relation index, BlockNumber blkno) {
     const BufferHint *hint = hint_for(index, blkno);
     if (hint->buffer > 0 && hint->blkno == blkno) __builtin_prefetch(GetBufferDescriptor(hint->buffer - 1));

@@ -624,11 +624,15 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
     }
 }
 
-// Probes kept in flight: each one's directory slots are read and its first page pinned (and its
-// lines requested) this many probes before it runs. At a small radius a query makes one probe per
-// table, each a chain of dependent cache misses (directory, buffer mapping, buffer header, page);
-// started together instead of one after another, their latencies overlap.
+// A probe is a chain of dependent cache misses: its directory slot, the buffer hint of the page
+// the slot names, that buffer's header, the page's lines. run_probes walks each probe through
+// them in stages a few probes apart, asking for the next link of the chain at each stage, so that
+// the misses of several probes overlap instead of each chain stalling the loop: pinning takes a
+// buffer header's spinlock, an atomic instruction that waits for every load before it. A page is
+// pinned kProbesAhead probes before it is probed (pins held at once stay within the backend's
+// small array of private pins); each earlier stage is kProbeStageGap probes before the next.
 constexpr int kProbesAhead = 4;
+constexpr int kProbeStageGap = 2;
 // A batch sweep reads a whole slot (1-2 pages) and starts further ahead: its reading from memory,
 // not its comparisons, is what it waits for.
 constexpr int kSweepSlotsAhead = 8;
@@ -1377,37 +1381,45 @@ struct ProbeGroup {
 // batch (`group`), wanted holds each (table, value) once, and it is probed for each of its
 // centers in turn, q's center switched to each before: located and pinned once.
 void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, const ProbeGroup *group) {
-    PendingProbe ahead[kProbesAhead];
-    auto locate = [&](Size i) {
-        PendingProbe &p = ahead[i % kProbesAhead];
-        p.table = wanted[i].table;
-        p.value = wanted[i].value;
-        p.range = probe_range(index, q, p.table, p.value);
-    };
-    auto pin = [&](Size i) {
-        PendingProbe &p = ahead[i % kProbesAhead];
-        p.pinned = pin_ahead(index, p.range, p.table, kProbeLinesAhead);
-    };
-    // The first probes in three rounds (directory slots, buffer headers, pins), so that the cache
-    // misses of one round overlap instead of each probe's chain stalling the next: pinning takes a
-    // buffer header's spinlock, an atomic instruction that waits for every load before it.
-    const Size first = Min(n, static_cast<Size>(kProbesAhead));
-    for (Size i = 0; i < first; ++i) {  // the slots' lines (backend memory; locate() copies a page not copied yet)
-        const SimhashDirSlot *slot = simhash_copied_dir_slot(&q->cached_run, wanted[i].table,
-                                                             simhash_prefix(wanted[i].value, &q->g, wanted[i].table));
-        if (slot) __builtin_prefetch(slot);
-    }
-    for (Size i = 0; i < first; ++i) locate(i);
-    for (Size i = 0; i < first; ++i)
-        if (!ahead[i].range.empty()) simhash_prefetch_buffer_header(index, ahead[i].range.begin.blkno);
-    for (Size i = 0; i < first; ++i) pin(i);
-    for (Size i = 0; i < n; ++i) {
-        if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
-        const PendingProbe current = ahead[i % kProbesAhead];
-        if (i + kProbesAhead < n) {
-            locate(i + kProbesAhead);
-            pin(i + kProbesAhead);
+    // Stages, as distances ahead of the probe that runs: the directory slot's line asked for;
+    // the slot read and the page's hint asked for; the buffer header asked for; the page pinned
+    // and its lines asked for.
+    constexpr Size kPinAt = kProbesAhead;
+    constexpr Size kHeaderAt = kPinAt + kProbeStageGap;
+    constexpr Size kLocateAt = kHeaderAt + kProbeStageGap;
+    constexpr Size kSlotAt = kLocateAt + kProbeStageGap;
+    constexpr Size kRing = 16;  // probes located and not yet run: kLocateAt + 1 at most
+    static_assert(kLocateAt < kRing, "located probes must fit the ring");
+    PendingProbe ahead[kRing];
+    auto stage = [&](Size j) -> PendingProbe & { return ahead[j % kRing]; };
+    // Negative positions are the pipeline filling: the loop starts kSlotAt probes early.
+    for (Size step = 0; step < n + kSlotAt; ++step) {
+        if (step >= kSlotAt - kLocateAt && step - (kSlotAt - kLocateAt) < n) {
+            const Size j = step - (kSlotAt - kLocateAt);
+            PendingProbe &p = stage(j);
+            p.table = wanted[j].table;
+            p.value = wanted[j].value;
+            p.range = probe_range(index, q, p.table, p.value);  // copies a directory page not copied yet
+            p.pinned = InvalidBuffer;
+            if (!p.range.empty()) simhash_prefetch_buffer_hint(index, p.range.begin.blkno);
         }
+        if (step < n) {  // the slot kSlotAt probes ahead of the one that runs
+            const SimhashDirSlot *slot = simhash_copied_dir_slot(&q->cached_run, wanted[step].table,
+                                                                 simhash_prefix(wanted[step].value, &q->g, wanted[step].table));
+            if (slot) __builtin_prefetch(slot);
+        }
+        if (step >= kSlotAt - kHeaderAt && step - (kSlotAt - kHeaderAt) < n) {
+            const PendingProbe &p = stage(step - (kSlotAt - kHeaderAt));
+            if (!p.range.empty()) simhash_prefetch_buffer_header(index, p.range.begin.blkno);
+        }
+        if (step >= kSlotAt - kPinAt && step - (kSlotAt - kPinAt) < n) {
+            PendingProbe &p = stage(step - (kSlotAt - kPinAt));
+            p.pinned = pin_ahead(index, p.range, p.table, kProbeLinesAhead);
+        }
+        if (step < kSlotAt) continue;
+        const Size i = step - kSlotAt;
+        if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
+        const PendingProbe current = stage(i);
         if (group == nullptr) {
             probe(index, q, current.table, current.value, current.range, current.pinned);
             continue;

@@ -526,6 +526,8 @@ const SimhashCachedChain *simhash_batch_list_copy(Relation index, BlockNumber he
 // again with ReadRecentBuffer, skipping the shared buffer mapping lookup (with gigabytes of
 // shared_buffers, a few cache misses and a partition lock per page).
 Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno);
+// Asks for the hint of page `blkno` (the line the two calls below read).
+void simhash_prefetch_buffer_hint(Relation index, BlockNumber blkno);
 // Asks for the header of the buffer the hint names for page `blkno` (the line pinning it touches).
 void simhash_prefetch_buffer_header(Relation index, BlockNumber blkno);
 // Makes room for the hints of an index of `pages` pages (up to 2^21 hints, 24 MB of backend
