@@ -1392,32 +1392,33 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
     static_assert(kLocateAt < kRing, "located probes must fit the ring");
     PendingProbe ahead[kRing];
     auto stage = [&](Size j) -> PendingProbe & { return ahead[j % kRing]; };
-    // Negative positions are the pipeline filling: the loop starts kSlotAt probes early.
+    // The probe `distance` places ahead of the one step `step` runs, into *k, if there is one:
+    // step s runs probe s - kSlotAt, the loop starting kSlotAt steps early to fill the stages.
+    auto probe_at = [&](Size step, Size distance, Size *k) {
+        if (step + distance < kSlotAt || step + distance - kSlotAt >= n) return false;
+        *k = step + distance - kSlotAt;
+        return true;
+    };
     for (Size step = 0; step < n + kSlotAt; ++step) {
-        if (step >= kSlotAt - kLocateAt && step - (kSlotAt - kLocateAt) < n) {
-            const Size j = step - (kSlotAt - kLocateAt);
-            PendingProbe &p = stage(j);
-            p.table = wanted[j].table;
-            p.value = wanted[j].value;
+        Size k;
+        if (probe_at(step, kSlotAt, &k)) {  // the slot's line, if its directory page is copied
+            const SimhashDirSlot *slot =
+                simhash_copied_dir_slot(&q->cached_run, wanted[k].table, simhash_prefix(wanted[k].value, &q->g, wanted[k].table));
+            if (slot) __builtin_prefetch(slot);
+        }
+        if (probe_at(step, kLocateAt, &k)) {
+            PendingProbe &p = stage(k);
+            p.table = wanted[k].table;
+            p.value = wanted[k].value;
             p.range = probe_range(index, q, p.table, p.value);  // copies a directory page not copied yet
             p.pinned = InvalidBuffer;
             if (!p.range.empty()) simhash_prefetch_buffer_hint(index, p.range.begin.blkno);
         }
-        if (step < n) {  // the slot kSlotAt probes ahead of the one that runs
-            const SimhashDirSlot *slot = simhash_copied_dir_slot(&q->cached_run, wanted[step].table,
-                                                                 simhash_prefix(wanted[step].value, &q->g, wanted[step].table));
-            if (slot) __builtin_prefetch(slot);
-        }
-        if (step >= kSlotAt - kHeaderAt && step - (kSlotAt - kHeaderAt) < n) {
-            const PendingProbe &p = stage(step - (kSlotAt - kHeaderAt));
-            if (!p.range.empty()) simhash_prefetch_buffer_header(index, p.range.begin.blkno);
-        }
-        if (step >= kSlotAt - kPinAt && step - (kSlotAt - kPinAt) < n) {
-            PendingProbe &p = stage(step - (kSlotAt - kPinAt));
-            p.pinned = pin_ahead(index, p.range, p.table, kProbeLinesAhead);
-        }
-        if (step < kSlotAt) continue;
-        const Size i = step - kSlotAt;
+        if (probe_at(step, kHeaderAt, &k) && !stage(k).range.empty())
+            simhash_prefetch_buffer_header(index, stage(k).range.begin.blkno);
+        if (probe_at(step, kPinAt, &k)) stage(k).pinned = pin_ahead(index, stage(k).range, stage(k).table, kProbeLinesAhead);
+        if (!probe_at(step, 0, &k)) continue;
+        const Size i = k;
         if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
         const PendingProbe current = stage(i);
         if (group == nullptr) {
