@@ -57,8 +57,8 @@ extern "C" {
 #define simhash_read_recent_buffer(rel, blkno, buffer) ReadRecentBuffer((rel)->rd_node, MAIN_FORKNUM, (blkno), (buffer))
 #endif
 
-// Whether a buffer tag names page `blkno`'s main fork of `rel` is asked through BufferTag's
-// accessors from 16 (which split its RelFileNode into fields).
+// Whether a buffer tag names a page of `rel`'s main fork, asked through BufferTag's accessors
+// from 16 (which split its RelFileNode into fields).
 #if PG_VERSION_NUM >= 160000
 #define simhash_tag_is_main_fork_of(tag, rel) \
     (BufTagMatchesRelFileLocator(&(tag), &(rel)->rd_locator) && BufTagGetForkNum(&(tag)) == MAIN_FORKNUM)

@@ -524,7 +524,8 @@ const SimhashCachedChain *simhash_cached_run_entries(Relation index, uint64 inde
 const SimhashCachedChain *simhash_batch_list_copy(Relation index, BlockNumber head, uint64 nentries);
 // ReadBuffer for a scan's random probes: remembers where each page was found and pins it there
 // again with ReadRecentBuffer, skipping the shared buffer mapping lookup (with gigabytes of
-// shared_buffers, a few cache misses and a partition lock per page).
+// shared_buffers, a few cache misses and a partition lock per page). A backend that has missed
+// many hints fills them for the index's pages from the buffer headers in one pass.
 Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno);
 // Asks for the hint of page `blkno` (the line the two calls below read).
 void simhash_prefetch_buffer_hint(Relation index, BlockNumber blkno);
