@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# What a query costs a new session and a warm one, on existing tables with a simhash index on a
+# bigint column fp: for each TABLE, ROUNDS (default 2) times,
+#   - first query: the time of a session's first `count(*) WHERE hamming(fp, q) <= 3` (the
+#     library loaded, the run cache and the buffer hints set up);
+#   - cold / again: microseconds a query of a new session's first N (default 20000) k = 3
+#     queries around random points, then of the same N again (their pages hinted by then);
+#   - k = 3, k = 7, k = 10: microseconds a query of loops of N, N / 10 and N / 100 further
+#     queries in that session;
+#   - loop alone: the same loop with a condition that reads no row (PL/pgSQL and executor).
+# The loops are static SQL in PL/pgSQL (one plan, reused). Run on a quiet machine with the
+# indexes in shared buffers (pg_prewarm): numbers, not a test.
+#
+# Usage: bench/session_bench.sh TABLE ...   (PGHOST, PGPORT, PGUSER, PGDATABASE)
+set -euo pipefail
+psql=(${PSQL:-psql} -X -q -At -v ON_ERROR_STOP=1)
+n=${N:-20000}
+rounds=${ROUNDS:-2}
+[ $# -gt 0 ] || { echo "usage: $0 TABLE ..." >&2; exit 2; }
+
+# A loop of `count` queries at radius k around hashint8extended(i, 99) on one table, as a
+# function of this session (static SQL: format() writes the table's name into its body).
+loop_function() {
+    cat <<'SQL'
+SELECT format($f$
+CREATE FUNCTION pg_temp.bench_loop(count int, k int, reads_none boolean) RETURNS bigint LANGUAGE plpgsql AS $body$
+DECLARE q bigint; c bigint; total bigint := 0;
+BEGIN
+    FOR i IN 1 .. count LOOP
+        q := hashint8extended(i, 99);
+        IF reads_none THEN
+            SELECT count(*) INTO c FROM %1$s WHERE hamming(fp, q) <= k AND false;
+        ELSE
+            SELECT count(*) INTO c FROM %1$s WHERE hamming(fp, q) <= k;
+        END IF;
+        total := total + c;
+    END LOOP;
+    RETURN total;
+END $body$$f$, :'tbl'::regclass) \gexec
+SQL
+}
+
+# Milliseconds of each statement given, in one new session, one line.
+timed() {
+    local tbl=$1
+    shift
+    { loop_function; echo '\timing on'; printf '%s\n' "$@"; } |
+        "${psql[@]}" -v tbl="$tbl" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | paste -sd' '
+}
+
+printf '%-16s %5s %13s %9s %9s %9s %9s %9s %10s\n' table round "first query" cold again "k = 3" "k = 7" "k = 10" "loop alone"
+for tbl in "$@"; do
+    for round in $(seq "$rounds"); do
+        first=$(timed "$tbl" "SELECT count(*) FROM $tbl WHERE hamming(fp, hashint8extended($round, 7)) <= 3;")
+        read -r cold again k3 k7 k10 none < <(timed "$tbl" \
+            "SELECT pg_temp.bench_loop($n, 3, false);" "SELECT pg_temp.bench_loop($n, 3, false);" \
+            "SELECT pg_temp.bench_loop($((n * 2)), 3, false);" "SELECT pg_temp.bench_loop($((n / 10)), 7, false);" \
+            "SELECT pg_temp.bench_loop($((n / 100)), 10, false);" "SELECT pg_temp.bench_loop($n, 3, true);")
+        # The k = 3 loop runs 2N queries, of which the first N are those measured before.
+        awk -v t="$tbl" -v r="$round" -v f="$first" -v n="$n" -v c="$cold" -v a="$again" -v k3="$k3" -v k7="$k7" \
+            -v k10="$k10" -v z="$none" 'BEGIN {
+                printf "%-16s %5d %10.2f ms %6.1f us %6.1f us %6.1f us %6.1f us %6.0f us %7.1f us\n", t, r, f,
+                       1000 * c / n, 1000 * a / n, 1000 * k3 / (2 * n), 1000 * k7 / (n / 10), 1000 * k10 / (n / 100), 1000 * z / n }'
+    done
+done
