@@ -44,7 +44,7 @@ SQL
 timed() {
     local tbl=$1
     shift
-    { loop_function; echo '\timing on'; printf '%s\n' "$@"; } |
+    { loop_function; printf '%s\n' '\timing on' "$@"; } |
         "${psql[@]}" -v tbl="$tbl" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | paste -sd' '
 }
 
