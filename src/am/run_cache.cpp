@@ -195,6 +195,14 @@ BufferHint *hint_for(Relation index, BlockNumber blkno) {
     return &buffer_hints[slot];
 }
 
+// Remembers that page `blkno` of `index` sits in `buffer`.
+void set_hint(Relation index, BlockNumber blkno, Buffer buffer) {
+    BufferHint *hint = hint_for(index, blkno);
+    hint->relfilenode = index->rd_rel->relfilenode;
+    hint->blkno = blkno;
+    hint->buffer = buffer;
+}
+
 // A backend's first probes of a large index find no hints: each looks its page up in the shared
 // buffer mapping table (a partition lock and a few dependent cache misses, about 0.7 µs at 12GB of
 // shared buffers) until the hints cover the pages, which at 300M rows takes over a million
@@ -214,10 +222,7 @@ void fill_hints(Relation index) {
         if (!(pg_atomic_read_u32(&desc->state) & BM_VALID)) continue;
         const BufferTag tag = desc->tag;
         if (!simhash_tag_is_main_fork_of(tag, index)) continue;
-        BufferHint *hint = hint_for(index, tag.blockNum);
-        hint->relfilenode = index->rd_rel->relfilenode;
-        hint->blkno = tag.blockNum;
-        hint->buffer = i + 1;
+        set_hint(index, tag.blockNum, i + 1);
         ++hinted;
     }
     elog(DEBUG2, "simhash: hinted %d pages of index \"%s\" found in %d shared buffers", hinted,
@@ -240,9 +245,7 @@ Buffer simhash_read_buffer_hinted(Relation index, BlockNumber blkno) {
         fill_hints(index);
     }
     const Buffer buffer = ReadBuffer(index, blkno);
-    hint->relfilenode = index->rd_rel->relfilenode;
-    hint->blkno = blkno;
-    hint->buffer = buffer;
+    set_hint(index, blkno, buffer);
     return buffer;
 }
 

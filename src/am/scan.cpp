@@ -1388,8 +1388,7 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
     constexpr Size kHeaderAt = kPinAt + kProbeStageGap;
     constexpr Size kLocateAt = kHeaderAt + kProbeStageGap;
     constexpr Size kSlotAt = kLocateAt + kProbeStageGap;
-    constexpr Size kRing = 16;  // probes located and not yet run: kLocateAt + 1 at most
-    static_assert(kLocateAt < kRing, "located probes must fit the ring");
+    constexpr Size kRing = kLocateAt + 1;  // the probes located and not yet run, at most
     PendingProbe ahead[kRing];
     auto stage = [&](Size j) -> PendingProbe & { return ahead[j % kRing]; };
     // The probe `distance` places ahead of the one step `step` runs, into *k, if there is one:
@@ -1417,8 +1416,8 @@ void run_probes(Relation index, ProbeQuery *q, const Wanted *wanted, Size n, con
         if (probe_at(step, kHeaderAt, &k) && !stage(k).range.empty())
             simhash_prefetch_buffer_header(index, stage(k).range.begin.blkno);
         if (probe_at(step, kPinAt, &k)) stage(k).pinned = pin_ahead(index, stage(k).range, stage(k).table, kProbeLinesAhead);
-        if (!probe_at(step, 0, &k)) continue;
-        const Size i = k;
+        Size i;
+        if (!probe_at(step, 0, &i)) continue;
         if ((i & 255) == 0) CHECK_FOR_INTERRUPTS();
         const PendingProbe current = stage(i);
         if (group == nullptr) {
