@@ -2,7 +2,7 @@
 """Per-query work of the index at sizes beyond what this machine holds, from the model the index's
 own cost estimate uses (simhash_estimate_scan): table t is probed with every value of its block
 within block_probe_radius(r, m, t) bits of the query's, and each probe reads the directory slot's
-range, N / 2^dirbits entries (uniform fingerprints). Runs hold at most MAX_RUN entries, so larger
+range, N / 2^dirbits_t entries (uniform fingerprints; each table's directory at most its block). Runs hold at most MAX_RUN entries, so larger
 tables are several runs, each probed. Time is projected for an index in memory: FIXED_US a query,
 PROBE_US a probe and NS_PER_CANDIDATE a candidate, fitted to the k = 10 medians of 100M-row indexes
 of 3 and 4 tables in shared buffers (docs/performance.md#how-many-tables); it matches the measured
@@ -32,10 +32,11 @@ def block_widths(m):
 
 
 def dirbits_for(m, entries):
+    """Each table's directory bits: log2(entries / 4), at most MAX_DIRBITS and the table's block."""
     bits = 1
     while bits < MAX_DIRBITS and (1 << bits) < entries // 4:
         bits += 1
-    return min(bits, 64 // m)
+    return [min(bits, w) for w in block_widths(m)]
 
 
 def block_probe_radius(r, m, t):
@@ -49,8 +50,8 @@ def ball(bits, radius):
 def run_work(entries, r):
     m = tables_for(entries)
     d = dirbits_for(m, entries)
-    probes = sum(ball(w, block_probe_radius(r, m, t)) for t, w in enumerate(block_widths(m)))
-    return m, d, probes, probes * entries / 2 ** d
+    balls = [ball(w, block_probe_radius(r, m, t)) for t, w in enumerate(block_widths(m))]
+    return m, d, sum(balls), sum(b * entries / 2 ** d[t] for t, b in enumerate(balls))
 
 
 def main():
@@ -71,7 +72,9 @@ def main():
             cells.append(f"{probes:,}, {cand:,.0f}, {ms:.3g}")
         m, d, _, _ = run_work(int(per_run), 0)
         gb = n * BYTES_PER_ROW[m] / 1e9
-        print(f"| {n:,} | {runs} | {m} | {d} | {per_run / 2 ** d:,.0f} | " + " | ".join(cells) + f" | {gb:,.1f} GB |")
+        dirbits = " / ".join(str(b) for b in sorted(set(d), reverse=True))
+        per_slot = " / ".join(f"{per_run / 2 ** b:,.0f}" for b in sorted(set(d), reverse=True))
+        print(f"| {n:,} | {runs} | {m} | {dirbits} | {per_slot} | " + " | ".join(cells) + f" | {gb:,.1f} GB |")
 
 
 if __name__ == "__main__":

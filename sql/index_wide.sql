@@ -78,6 +78,22 @@ SELECT wide_check('wide_docs', uniform, ARRAY[0, 1, 2, 3, 4, 5, 7, 9]) FROM wide
 SELECT simhash_index_check('wide_docs_fp2');
 DROP INDEX wide_docs_fp2;
 
+-- 5 tables (blocks of 13, 13, 13, 13 and 12 bits) and 7 (10 bits, then 9): a table's directory is
+-- as wide as its own block, so tables of the longer blocks have a bit more directory than the
+-- others (dirbits shows table 0's), and the probes and the check read each table at its own
+-- width (the batch sweep by block value: insert_distinct).
+CREATE INDEX wide_docs_fp5 ON wide_docs USING simhash (fp) WITH (tables = 5);
+SELECT run, entries, tables, dirbits FROM simhash_index_runs('wide_docs_fp5');
+SELECT wide_check('wide_docs', uniform, ARRAY[0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12]) FROM wide_centers;
+SELECT bool_and(wide_topk('wide_docs', c)) AS top10_sorted FROM wide_centers, unnest(uniform) c;
+SELECT simhash_index_check('wide_docs_fp5');
+DROP INDEX wide_docs_fp5;
+CREATE INDEX wide_docs_fp7 ON wide_docs USING simhash (fp) WITH (tables = 7);
+SELECT run, entries, tables, dirbits FROM simhash_index_runs('wide_docs_fp7');
+SELECT wide_check('wide_docs', uniform, ARRAY[0, 1, 2, 3, 5, 7, 9]) FROM wide_centers;
+SELECT simhash_index_check('wide_docs_fp7');
+DROP INDEX wide_docs_fp7;
+
 -- Skewed: the key order moves the constant bits apart; 3 tables.
 CREATE INDEX wide_skewed_fp ON wide_skewed USING simhash (fp) WITH (tables = 3);
 SELECT run, entries, tables, dirbits FROM simhash_index_runs('wide_skewed_fp');

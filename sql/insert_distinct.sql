@@ -151,6 +151,13 @@ RESET max_parallel_maintenance_workers;
 CALL distinct_compare('uniform wide', 300000, NULL, '4', 5);
 CALL distinct_compare('skewed wide', 300000, NULL, '3', 5);
 SELECT tables, dirbits FROM simhash_index_runs('lib_bulk_fp_idx') ORDER BY entries DESC LIMIT 1;
+-- Five tables (blocks of 13, 13, 13, 13 and 12 bits): tables 0-3 have 13-bit directories, table 4
+-- a 12-bit one, so the sweep by value, and its halves in a parallel sweep, go over a different
+-- number of slots in each table. Radius 3 probes tables 0-3 exactly; radius 5 every table, table
+-- 0 within one bit.
+CALL distinct_compare('uniform wide', 300000, NULL, '5');
+CALL distinct_compare('skewed wide', 300000, NULL, '5', 5);
+SELECT tables, dirbits FROM simhash_index_runs('lib_bulk_fp_idx') ORDER BY entries DESC LIMIT 1;
 SELECT * FROM distinct_results ORDER BY data, memory_limit NULLS LAST;
 -- Nothing within 3 bits of anything else among the rows the load added (the last data set).
 SELECT count(*) AS near_pairs FROM lib_bulk a JOIN lib_bulk b ON hamming(a.fp, b.fp) <= 3 AND a.id < b.id

@@ -365,7 +365,9 @@ uint32 write_array(PageWriter *w, const Item *items, Size count, uint16 flags, B
     return npages;
 }
 
-void table_finish(TableWriter *tw, Size nprefixes) {
+// Closes the table and writes its directory: 2^dirbits slots of the table.
+void table_finish(TableWriter *tw) {
+    const Size nprefixes = Size{1} << tw->g->dirbits[tw->t];
     table_close_page(tw);
     while (tw->next_prefix < nprefixes) {
         SimhashDirSlot *slot = &tw->dir[tw->next_prefix++];
@@ -410,17 +412,22 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
     // comparison of the sort and every table's pass would pay them again (a skewed run's merges
     // took twice a uniform one's time). Table 0 stores fingerprints, turned back from keys.
     SimhashGeometry kg;
-    simhash_geometry(ntables, simhash_choose_dirbits(ntables, n), &kg);
-    simhash_set_ref_tail(&kg, simhash_choose_ref_tail_bits(kg.dirbits, n));
+    const int dirbits = simhash_choose_dirbits(ntables, n);
+    simhash_geometry(ntables, dirbits, &kg);
+    simhash_set_ref_tail(&kg, simhash_choose_ref_tail_bits(dirbits, n));
     const simhash::BitPermuter *permuter = s->permuter;
     meta->key_order = s->order;
-    meta->dirbits = static_cast<uint16>(kg.dirbits);
-    const Size nprefixes = Size{1} << kg.dirbits;
+    meta->dirbits = static_cast<uint16>(dirbits);
     const bool spilled = simhash_sorter_spilled(s);
-    SimhashDirSlot *dir = static_cast<SimhashDirSlot *>(palloc(nprefixes * sizeof(SimhashDirSlot)));
+    // One directory at a time, table 0's the largest.
+    SimhashDirSlot *dir = static_cast<SimhashDirSlot *>(palloc((Size{1} << kg.dirbits[0]) * sizeof(SimhashDirSlot)));
     // The page list: table 0's pages, then every table's directory pages.
-    const Size ndirpages = simhash_dir_pages(kg.dirbits);
-    const Size list_length = table0_pages + ntables * ndirpages;
+    Size dir_list_index[SIMHASH_MAX_TABLES];
+    Size list_length = table0_pages;
+    for (int t = 0; t < ntables; ++t) {
+        dir_list_index[t] = list_length;
+        list_length += simhash_dir_pages(kg.dirbits[t]);
+    }
     if (list_length > static_cast<Size>(SIMHASH_MAX_MAP_PAGES) * SIMHASH_MAP_PER_PAGE)
         ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
                         errmsg("simhash index \"%s\" cannot hold %zu entries in one run", RelationGetRelationName(index), n)));
@@ -451,7 +458,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         sort_entries(items, n, kg.len[0], [](const SimhashEntry &e) { return static_cast<uint64_t>(e.fp); });
         sorted = items;
     }
-    table_begin(&tw, w, &kg, 0, &meta->tables[0], dir, page_list, page_list + table0_pages);
+    table_begin(&tw, w, &kg, 0, &meta->tables[0], dir, page_list, page_list + dir_list_index[0]);
     for (Size pos = 0; pos < n; ++pos) {
         SimhashEntry entry;  // its key, then its fingerprint
         if (spilled) {
@@ -472,7 +479,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
         if (progress && (pos & 0xFFFF) == 0) pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, static_cast<int64>(pos));
         if ((pos & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
     }
-    table_finish(&tw, nprefixes);
+    table_finish(&tw);
     if (spilled) {
         tuplesort_end(s->sort0);
         s->sort0 = nullptr;
@@ -501,7 +508,7 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
                 refs[pos] = ((simhash_rotation(static_cast<int64>(keys[pos]), &kg, t) >> 32) << 32) | pos;
             sort_entries(refs, n, kg.len[t], [](uint64 ref) { return static_cast<uint64_t>(ref); });
         }
-        table_begin(&tw, w, &kg, t, &meta->tables[t], dir, nullptr, page_list + table0_pages + t * ndirpages);
+        table_begin(&tw, w, &kg, t, &meta->tables[t], dir, nullptr, page_list + dir_list_index[t]);
         meta->tables[t].ref_tail_bits = static_cast<uint32>(kg.ref_tail_bits);
         for (Size i = 0; i < n; ++i) {
             uint64 rotation;
@@ -521,12 +528,12 @@ void simhash_write_run(Relation index, SimhashSorter *s, bool logged, bool progr
                 rotation = simhash_rotation(static_cast<int64>(keys[position]), &kg, t);
             }
             SimhashRef ref;
-            ref.key = simhash_rotation_ref_key(rotation, &kg);
-            ref.pos = simhash_ref_word(position, simhash_rotation_ref_tail(rotation, &kg), &kg);
+            ref.key = simhash_rotation_ref_key(rotation, &kg, t);
+            ref.pos = simhash_ref_word(position, simhash_rotation_ref_tail(rotation, &kg, t), &kg);
             table_add(&tw, &ref, simhash_rotation_block(rotation, &kg, t));
             if ((i & 0xFFFF) == 0) CHECK_FOR_INTERRUPTS();
         }
-        table_finish(&tw, nprefixes);
+        table_finish(&tw);
         if (spilled) {
             tuplesort_end(s->refs[t]);
             s->refs[t] = nullptr;

@@ -146,7 +146,7 @@ const SimhashDirSlot *simhash_cached_dir_slot(Relation index, const SimhashCache
                         errmsg("index \"%s\" has no directory page %zu in table %d", RelationGetRelationName(index), d, t)));
     const BlockNumber blkno = cached_list_page(index, cached, simhash_dir_list_index(run, t, d));
     const Size first = d * SIMHASH_DIRSLOTS_PER_PAGE;
-    const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), (Size{1} << run->dirbits) - first);
+    const Size n = Min(static_cast<Size>(SIMHASH_DIRSLOTS_PER_PAGE), (Size{1} << simhash_table_dirbits(run->ntables, run->dirbits, t)) - first);
     SimhashDirSlot *slots = static_cast<SimhashDirSlot *>(MemoryContextAlloc(cache_context, n * sizeof(SimhashDirSlot)));
     const SimhashDirSlot none = {InvalidBlockNumber, 0, 0};
     copy_page(index, blkno, SIMHASH_DIR, slots, n, none);

@@ -505,7 +505,7 @@ ProbeRange slot_range(Relation index, const ProbeQuery *q, int t, Size prefix) {
     range.begin = *simhash_cached_dir_slot(index, &q->cached_run, t, prefix);
     range.end.blkno = InvalidBlockNumber;
     range.end.offset = 0;
-    if (prefix + 1 < (Size{1} << q->g.dirbits)) range.end = *simhash_cached_dir_slot(index, &q->cached_run, t, prefix + 1);
+    if (prefix + 1 < (Size{1} << q->g.dirbits[t])) range.end = *simhash_cached_dir_slot(index, &q->cached_run, t, prefix + 1);
     return range;
 }
 
@@ -592,7 +592,7 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
         } else {
             // Sorted by the bits below the prefix (which lead each key), then by the rest.
             const SimhashRef *refs = SimhashPageGetRefs(page);
-            const int below_bits = g->len[t] - g->dirbits;
+            const int below_bits = g->len[t] - g->dirbits[t];
             const uint32 lead = below_bits > 0 ? sub << (32 - below_bits) : 0;
             const uint32 lead_mask = below_bits > 0 ? ~uint32{0} << (32 - below_bits) : 0;
             const Size nhits = start < n ? simhash::select_keys_within(&refs[start].key, sizeof(SimhashRef) / sizeof(uint32),
@@ -848,7 +848,7 @@ bool sweeps_values(const ProbeQuery *q, Size n) {
         if (q->rb[t] < 0) continue;
         if (q->rb[t] > simhash::kValueGroupMaxRadius || q->g.len[t] > simhash::kValueGroupMaxBits) return false;
         wants += static_cast<double>(n) * simhash::hamming_ball_size(q->g.len[t], q->rb[t]);
-        slots += std::ldexp(1.0, q->g.dirbits);
+        slots += std::ldexp(1.0, q->g.dirbits[t]);
     }
     return slots > 0 && wants >= slots;
 }
@@ -866,7 +866,7 @@ struct ValueSweep {
     void *group_memory;
     simhash::ValueGroups groups;
     uint32 *scratch;      // the centers in batch order, before they are laid out by rank
-    uint64 *slot_bitmap;  // 2^dirbits bits
+    uint64 *slot_bitmap;  // a bit for each slot of the table swept (table 0's are the most)
     uint32 *slots;        // the slots to read, in order
     // The centers compared with the block value being read: ranks, and ref budgets (the radius
     // less the bits the value's directory prefix differs from the center's).
@@ -895,8 +895,8 @@ void value_sweep_init(ValueSweep *vs, const SimhashGeometry *g, Size n) {
     vs->tails = alloc_huge<uint32>(n);
     vs->group_memory = MemoryContextAllocHuge(CurrentMemoryContext, simhash::value_groups_bytes(bits, n));
     vs->scratch = alloc_huge<uint32>(n);
-    vs->slot_bitmap = alloc_huge<uint64>((Size{1} << g->dirbits) / 64 + 1);
-    vs->slots = alloc_huge<uint32>(Size{1} << g->dirbits);
+    vs->slot_bitmap = alloc_huge<uint64>((Size{1} << g->dirbits[0]) / 64 + 1);
+    vs->slots = alloc_huge<uint32>(Size{1} << g->dirbits[0]);
     vs->gathered = alloc_huge<uint32>(n);
     vs->budgets = alloc_huge<int>(n);
     vs->ngathered = 0;
@@ -1005,7 +1005,7 @@ void value_sweep_slot(Relation index, ProbeQuery *q, int t, Size prefix, const P
                       const int64 *centers, ValueSweep *vs) {
     const SimhashGeometry *g = &q->g;
     const int radius = q->r;
-    const int sub_bits = g->len[t] - g->dirbits;
+    const int sub_bits = g->len[t] - g->dirbits[t];
     int64 value = -1;  // the block value whose centers vs holds (none yet)
     uint32 hits[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
     BlockNumber blkno = range.begin.blkno;
@@ -1083,9 +1083,9 @@ void value_sweep_table(Relation index, ProbeQuery *q, int t, const int64 *center
         vs->keys[k] = bits.key;
         vs->tails[k] = bits.tail;
     }
-    const Size nslots_all = Size{1} << g->dirbits;
+    const Size nslots_all = Size{1} << g->dirbits[t];
     memset(vs->slot_bitmap, 0, sizeof(uint64) * (nslots_all / 64 + 1));
-    simhash::value_groups_mark(&vs->groups, q->rb[t], g->len[t] - g->dirbits, vs->slot_bitmap);
+    simhash::value_groups_mark(&vs->groups, q->rb[t], g->len[t] - g->dirbits[t], vs->slot_bitmap);
     Size nslots = 0;
     for (Size s = from; s < to; ++s)
         if ((vs->slot_bitmap[s >> 6] >> (s & 63)) & 1) vs->slots[nslots++] = static_cast<uint32>(s);
@@ -1223,14 +1223,26 @@ void batch_sweep_free(BatchSweep *b) {
         sweep_scratch_free(&b->halves);
 }
 
-// The slots a sweep of the run in q->cached_run goes through (half each in a parallel sweep).
-Size batch_sweep_slots(const ProbeQuery *q, bool values) { return values ? Size{1} << q->g.dirbits : simhash::kSlotSweepSlots; }
+// The slots of table t a sweep of the run in q->cached_run goes through (half each in a parallel
+// sweep).
+Size batch_sweep_slots(const ProbeQuery *q, bool values, int t) {
+    return values ? Size{1} << q->g.dirbits[t] : simhash::kSlotSweepSlots;
+}
 
-// The tables of the sweep over the slots [from, to), in order: halves, tables 0 and then 2; by
-// value, every table probed. A table looks for the centers `skip` (halves) or q's flags (by
+// Which slots of each table a process sweeps: part `part` of `parts` equal shares.
+struct SweepShare {
+    int part;
+    int parts;
+};
+constexpr SweepShare kSweepAll = {0, 1};
+constexpr SweepShare kSweepLeaderHalf = {0, 2};
+constexpr SweepShare kSweepWorkerHalf = {1, 2};
+
+// The tables of the sweep over each table's share of slots, in order: halves, tables 0 and then
+// 2; by value, every table probed. A table looks for the centers `skip` (halves) or q's flags (by
 // value) do not rule out, read again for each table: what one table found is not looked for in
 // the next. `shared`: a parallel sweep's, whose halves meet between the tables.
-void sweep_tables(Relation index, ProbeQuery *q, const int64 *centers, Size n, const uint8 *skip, Size from, Size to,
+void sweep_tables(Relation index, ProbeQuery *q, const int64 *centers, Size n, const uint8 *skip, SweepShare share,
                   BatchSweep *b, SweepShared *shared, ParallelContext *pcxt) {
     int tables[SIMHASH_MAX_TABLES];
     int ntables = 0;
@@ -1238,6 +1250,8 @@ void sweep_tables(Relation index, ProbeQuery *q, const int64 *centers, Size n, c
         if (b->values ? q->rb[t] >= 0 : (t == 0 || t == 2)) tables[ntables++] = t;
     for (int k = 0; k < ntables; ++k) {
         const int t = tables[k];
+        const Size slots = batch_sweep_slots(q, b->values, t);
+        const Size from = slots * share.part / share.parts, to = slots * (share.part + 1) / share.parts;
         if (b->values) {
             value_sweep_table(index, q, t, centers, n, from, to, &b->by_value);
         } else {
@@ -1267,8 +1281,7 @@ void sweep_worker(shm_toc *toc) {
     set_probe_radii(q);
     BatchSweep b;
     batch_sweep_init(&b, q, shared->values, shared->ncenters);
-    const Size slots = batch_sweep_slots(q, shared->values);
-    sweep_tables(index, q, centers, shared->ncenters, q->batch_shared_have, slots / 2, slots, &b, shared, nullptr);
+    sweep_tables(index, q, centers, shared->ncenters, q->batch_shared_have, kSweepWorkerHalf, &b, shared, nullptr);
     batch_sweep_free(&b);
     shared->nfound = results.n;
     shared->overflowed = q->batch_full;
@@ -1338,10 +1351,9 @@ void sweep_batch(Relation index, ProbeQuery *q, uint64 index_id, const SimhashRu
                  bool values) {
     BatchSweep b;
     batch_sweep_init(&b, q, values, n);
-    const Size slots = batch_sweep_slots(q, values);
     ParallelContext *pcxt = start_parallel_sweep(index, q, index_id, slot, centers, n, values);
     if (pcxt == nullptr) {
-        sweep_tables(index, q, centers, n, q->batch_have, 0, slots, &b, nullptr, nullptr);
+        sweep_tables(index, q, centers, n, q->batch_have, kSweepAll, &b, nullptr, nullptr);
         batch_sweep_free(&b);
         return;
     }
@@ -1349,7 +1361,7 @@ void sweep_batch(Relation index, ProbeQuery *q, uint64 index_id, const SimhashRu
     // Without batch_have every entry is wanted (the caller ranks them): nothing is left out.
     uint8 *shared_have = shared->prune ? static_cast<uint8 *>(shm_toc_lookup(pcxt->toc, kSweepKeyHave, false)) : nullptr;
     q->batch_shared_have = shared_have;
-    sweep_tables(index, q, centers, n, shared_have, 0, slots / 2, &b, shared, pcxt);
+    sweep_tables(index, q, centers, n, shared_have, kSweepLeaderHalf, &b, shared, pcxt);
     WaitForParallelWorkersToFinish(pcxt);
     q->batch_shared_have = nullptr;
     const bool complete = shared->finished && !shared->overflowed;
@@ -1366,7 +1378,7 @@ void sweep_batch(Relation index, ProbeQuery *q, uint64 index_id, const SimhashRu
     // The worker's results are lost: its half (and, since the leader's half of the later tables
     // left out the centers it had found, everything) is swept again, for the centers the leader's
     // own results do not settle.
-    if (!complete) sweep_tables(index, q, centers, n, q->batch_have, 0, slots, &b, nullptr, nullptr);
+    if (!complete) sweep_tables(index, q, centers, n, q->batch_have, kSweepAll, &b, nullptr, nullptr);
     batch_sweep_free(&b);
 }
 

@@ -328,12 +328,13 @@ SimhashMetaData *simhash_check_meta(Relation index, Page page) {
 
 bool simhash_run_header_valid(const SimhashRunData *run, const SimhashRunSlot *slot) {
     if (run->ntables < SIMHASH_MIN_TABLES || run->ntables > SIMHASH_MAX_TABLES || run->dirbits < 1 ||
-        run->dirbits > Min(64 / run->ntables, SIMHASH_MAX_DIRBITS) || run->nmappages > SIMHASH_MAX_MAP_PAGES ||
-        run->nentries == 0)
+        run->dirbits > Min(simhash::block_width(run->ntables, 0), SIMHASH_MAX_DIRBITS) ||
+        run->nmappages > SIMHASH_MAX_MAP_PAGES || run->nentries == 0)
         return false;
     if (!simhash::is_valid_permutation(run->key_order)) return false;
     for (int t = 0; t < run->ntables; ++t)
-        if (run->tables[t].ndirpages != simhash_dir_pages(run->dirbits)) return false;
+        if (run->tables[t].ndirpages != simhash_dir_pages(simhash_table_dirbits(run->ntables, run->dirbits, t)))
+            return false;
     // Ref tails: the same width in every ref table, and room left in the word for every position.
     const uint32 tail_bits = static_cast<uint32>(simhash_run_ref_tail_bits(run));
     if (run->tables[0].ref_tail_bits != 0 || tail_bits > static_cast<uint32>(Max(0, 32 - run->dirbits)) ||
@@ -405,15 +406,17 @@ uint64 simhash_pages_in_use(const SimhashMetaData *meta) {
 
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
     g->ntables = ntables;
-    g->dirbits = dirbits;
     g->permuter = nullptr;
     const simhash::BlockLayout layout = simhash::block_layout(ntables);
     for (int t = 0; t < ntables; ++t) {
         g->len[t] = layout.width[t];
         g->shift[t] = layout.shift[t];
+        g->dirbits[t] = Min(dirbits, layout.width[t]);
     }
     simhash_set_ref_tail(g, 0);
 }
+
+int simhash_table_dirbits(int ntables, int dirbits, int t) { return Min(dirbits, simhash::block_width(ntables, t)); }
 
 void simhash_run_geometry(const SimhashRunData *run, SimhashGeometry *g) {
     simhash_geometry(run->ntables, run->dirbits, g);
@@ -438,11 +441,14 @@ const simhash::BitPermuter *simhash_new_permuter(const simhash::BitPermutation &
 }
 
 // About log2(N / 4) prefix bits (Manku's log2(N), less two so that the directory costs at most 2
-// bytes an entry a table), at most the shortest block and SIMHASH_MAX_DIRBITS.
+// bytes an entry a table), at most block 0 (the longest) and SIMHASH_MAX_DIRBITS; each other table
+// takes as many as its block has (simhash_table_dirbits). At 300M entries in 3 tables, table 0's
+// 22-bit block gets a 22-bit directory and a probe reads one block value's ~72 entries, where a
+// directory as wide as the shortest block (21 bits) made it read two values' ~143.
 int simhash_choose_dirbits(int ntables, uint64 nentries) {
     int bits = 1;
     while (bits < SIMHASH_MAX_DIRBITS && (uint64{1} << bits) < nentries / 4) ++bits;
-    return Min(bits, 64 / ntables);
+    return Min(bits, simhash::block_width(ntables, 0));
 }
 
 // A new, exclusively locked page: a free page from the FSM when allowed, else a new block.
@@ -560,7 +566,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
         const double varying_share = varying_bits / 64.0;
         // Bits a ref stores beyond its directory prefix: the key, and the tail its run's entry
         // count leaves room for (as runs are written now).
-        const int stored = 32 + simhash_choose_ref_tail_bits(g.dirbits, meta->nentries);
+        const int stored = 32 + simhash_choose_ref_tail_bits(meta->dirbits, meta->nentries);
         for (int t = 0; t < meta->ntables; ++t) {
             const int rb = simhash::block_probe_radius(Min(radius, 64), meta->ntables, t);
             const double count = simhash::hamming_ball_size(g.len[t], rb);
@@ -573,7 +579,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             const double per_probe = n / ldexp(1.0, varying);
             // A probe reads its directory slot's range, every entry whose prefix is the value's:
             // more than the value's own entries where the directory is narrower than the block.
-            const double per_slot = n / ldexp(1.0, Min(varying, g.dirbits));
+            const double per_slot = n / ldexp(1.0, Min(varying, g.dirbits[t]));
             const double per_page = t == 0 ? SIMHASH_ENTRIES_PER_PAGE : SIMHASH_REFS_PER_PAGE;
             const double filled = simhash::hamming_ball_size(varying, rb);
             probes += count;
@@ -582,7 +588,7 @@ void simhash_estimate_scan(const SimhashRunSlot *meta, int radius, double random
             if (t > 0) {
                 // Refs fetch their entry from table 0 when their stored bits beyond the block differ
                 // from the query's in at most radius - d bits, d the probed value's distance.
-                const int rest = static_cast<int>(Min(stored - (g.len[t] - g.dirbits), 64 - g.len[t]) * varying_share + 0.5);
+                const int rest = static_cast<int>(Min(stored - (g.len[t] - g.dirbits[t]), 64 - g.len[t]) * varying_share + 0.5);
                 for (int d = 0; d <= Min(rb, varying); ++d) {
                     const double values = simhash::hamming_ball_size(varying, d) - simhash::hamming_ball_size(varying, d - 1);
                     fetches += values * per_probe * simhash::hamming_ball_size(rest, radius - d) / ldexp(1.0, rest);

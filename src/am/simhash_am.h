@@ -26,9 +26,11 @@
 //                    entries), which filter too
 //   directory pages  per table, 2^dirbits slots: for each key prefix (the top dirbits bits of
 //                    block t) the data page and offset of the first entry with that prefix or above;
-//                    dirbits grows with the run (about log2(entries / 4), up to the block's length
-//                    and SIMHASH_MAX_DIRBITS), so that a probe of an exact block value finds a few
-//                    entries at any size when the blocks are long enough
+//                    dirbits grows with the run (about log2(entries / 4), up to SIMHASH_MAX_DIRBITS),
+//                    each table's at most its own block's length (simhash_table_dirbits), so that
+//                    a probe of an exact block value finds a few entries at any size when the
+//                    blocks are long enough, and a longer block (blocks differ by a bit when 64
+//                    is not a multiple of their count) is not read two values at a time
 //   pending pages    unsorted entries (fingerprints, then TIDs), chained; appended by aminsert,
 //                    scanned linearly by every query, written out as a new run when over
 //                    pending_limit
@@ -210,7 +212,8 @@ struct SimhashRunData {
                         // block number, names the run for backend caches
     uint64 nentries;    // entries in each table, tombstones included
     uint16 ntables;
-    uint16 dirbits;
+    uint16 dirbits;     // table 0's directory bits (block 0 is the longest); table t's are at most
+                        // its block's length (simhash_table_dirbits)
     uint32 nmappages;
     // The bit order of the run's keys (key bit j is fingerprint bit key_order.source[j]): the
     // writer chose it from the entries' bit statistics so that low-entropy bits spread over the
@@ -298,7 +301,7 @@ struct SimhashOptions {
 // applies the order itself.
 struct SimhashGeometry {
     int ntables;
-    int dirbits;
+    int dirbits[SIMHASH_MAX_TABLES];  // each table's directory bits (simhash_table_dirbits)
     int len[SIMHASH_MAX_TABLES];
     int shift[SIMHASH_MAX_TABLES];
     const simhash::BitPermuter *permuter;
@@ -315,7 +318,7 @@ inline uint32 simhash_block(int64 fp, const SimhashGeometry *g, int t) {
     return static_cast<uint32>((simhash_key(fp, g) << g->shift[t]) >> (64 - g->len[t]));
 }
 inline uint32 simhash_prefix(uint32 block, const SimhashGeometry *g, int t) {
-    return block >> (g->len[t] - g->dirbits);
+    return block >> (g->len[t] - g->dirbits[t]);
 }
 // fp's key rotated so that block t is on top.
 inline uint64 simhash_rotation(int64 fp, const SimhashGeometry *g, int t) {
@@ -327,16 +330,16 @@ inline uint64 simhash_rotation(int64 fp, const SimhashGeometry *g, int t) {
 inline uint32 simhash_rotation_block(uint64 rotation, const SimhashGeometry *g, int t) {
     return static_cast<uint32>(rotation >> (64 - g->len[t]));
 }
-inline uint32 simhash_rotation_ref_key(uint64 rotation, const SimhashGeometry *g) {
-    return static_cast<uint32>((rotation << g->dirbits) >> 32);
+inline uint32 simhash_rotation_ref_key(uint64 rotation, const SimhashGeometry *g, int t) {
+    return static_cast<uint32>((rotation << g->dirbits[t]) >> 32);
 }
 // What a ref of table t stores: the 32 bits of the rotation below the directory prefix.
 inline uint32 simhash_ref_key(int64 fp, const SimhashGeometry *g, int t) {
-    return simhash_rotation_ref_key(simhash_rotation(fp, g, t), g);
+    return simhash_rotation_ref_key(simhash_rotation(fp, g, t), g, t);
 }
-// The bits of a rotation after its ref key that a ref stores with its position (0 bits: 0).
-inline uint32 simhash_rotation_ref_tail(uint64 rotation, const SimhashGeometry *g) {
-    return g->ref_tail_bits > 0 ? static_cast<uint32>((rotation << (g->dirbits + 32)) >> (64 - g->ref_tail_bits)) : 0;
+// The bits of table t's rotation after its ref key that a ref stores with its position (0 bits: 0).
+inline uint32 simhash_rotation_ref_tail(uint64 rotation, const SimhashGeometry *g, int t) {
+    return g->ref_tail_bits > 0 ? static_cast<uint32>((rotation << (g->dirbits[t] + 32)) >> (64 - g->ref_tail_bits)) : 0;
 }
 // What a ref of table t holds for fp besides the position: its key and tail (one rotation).
 struct SimhashRefBits {
@@ -345,7 +348,7 @@ struct SimhashRefBits {
 };
 inline SimhashRefBits simhash_ref_bits(int64 fp, const SimhashGeometry *g, int t) {
     const uint64 rotation = simhash_rotation(fp, g, t);
-    return SimhashRefBits{simhash_rotation_ref_key(rotation, g), simhash_rotation_ref_tail(rotation, g)};
+    return SimhashRefBits{simhash_rotation_ref_key(rotation, g, t), simhash_rotation_ref_tail(rotation, g, t)};
 }
 // A ref's `pos`: what it holds as one word, and the two parts.
 inline uint32 simhash_ref_word(uint32 position, uint32 tail, const SimhashGeometry *g) {
@@ -362,11 +365,11 @@ inline int simhash_ref_distance(const SimhashRef &ref, const SimhashRefBits &cen
 }
 // The bits of block t below its directory prefix, from a ref key (0 when the prefix is the block).
 inline uint32 simhash_ref_subblock(uint32 key, const SimhashGeometry *g, int t) {
-    const int bits = g->len[t] - g->dirbits;
+    const int bits = g->len[t] - g->dirbits[t];
     return bits > 0 ? key >> (32 - bits) : 0;
 }
 inline uint32 simhash_subblock(uint32 block, const SimhashGeometry *g, int t) {
-    const int bits = g->len[t] - g->dirbits;
+    const int bits = g->len[t] - g->dirbits[t];
     return bits > 0 ? block & ((uint32{1} << bits) - 1) : 0;
 }
 inline int simhash_distance(int64 a, int64 b) {
@@ -424,11 +427,15 @@ uint64 simhash_pages_in_use(const SimhashMetaData *meta);
 // The identity bit order; a run's own order comes with its cached header (simhash_cached_run) or
 // from simhash_new_permuter(run->key_order).
 void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g);
+// Table t's directory bits in a run of `ntables` tables whose table 0 has `dirbits`: at most the
+// block's length (a longer directory would split a block value over several slots).
+int simhash_table_dirbits(int ntables, int dirbits, int t);
 // The geometry of a run as its header describes it (its tables, directory and ref tails; the
 // permuter is the caller's).
 void simhash_run_geometry(const SimhashRunData *run, SimhashGeometry *g);
 // A permuter for `order`, allocated in the current memory context; null for the identity.
 const simhash::BitPermuter *simhash_new_permuter(const simhash::BitPermutation &order);
+// Table 0's directory bits for a run of `nentries` entries in `ntables` tables.
 int simhash_choose_dirbits(int ntables, uint64 nentries);
 // Rotation bits after the key that the refs of a run of `nentries` entries keep beside their
 // positions: what the 32-bit word leaves once the position has its bits.

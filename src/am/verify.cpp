@@ -128,7 +128,7 @@ BlockNumber *read_page_list(CheckState *s, const SimhashRunData *run) {
 void check_table(CheckState *s, const SimhashRunData *meta, const BlockNumber *page_list, const SimhashGeometry *g, int t,
                  SimhashEntryArray *table0) {
     const SimhashTable *table = &meta->tables[t];
-    const Size nprefixes = Size{1} << g->dirbits;
+    const Size nprefixes = Size{1} << g->dirbits[t];
     const uint16 flags = t == 0 ? SIMHASH_DATA : SIMHASH_REF;
     // The chain's pages (for the map) and, per prefix, where its first entry (or the next
     // prefix's) sits (for the directory).

@@ -19,12 +19,15 @@ struct BlockLayout {
     int shift[64];  // bits above block i
 };
 
+// Bits in block i of `count`.
+constexpr int block_width(int count, int i) { return 64 / count + (i < 64 % count ? 1 : 0); }
+
 constexpr BlockLayout block_layout(int count) {
     BlockLayout layout{};
     layout.count = count;
     int shift = 0;
     for (int i = 0; i < count; ++i) {
-        layout.width[i] = 64 / count + (i < 64 % count ? 1 : 0);
+        layout.width[i] = block_width(count, i);
         layout.shift[i] = shift;
         shift += layout.width[i];
     }
