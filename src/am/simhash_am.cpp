@@ -411,7 +411,7 @@ void simhash_geometry(int ntables, int dirbits, SimhashGeometry *g) {
     for (int t = 0; t < ntables; ++t) {
         g->len[t] = layout.width[t];
         g->shift[t] = layout.shift[t];
-        g->dirbits[t] = Min(dirbits, layout.width[t]);
+        g->dirbits[t] = simhash_table_dirbits(ntables, dirbits, t);
     }
     simhash_set_ref_tail(g, 0);
 }
