@@ -12,6 +12,9 @@
 // (simhash::choose_bit_permutation; the identity for uniform data).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+
+#include <sys/mman.h>
 
 #include "am/simhash_am.h"
 #include "core/radix_sort.h"
@@ -218,6 +221,26 @@ void sorter_spill(SimhashSorter *s) {
 
 }  // namespace
 
+namespace {
+
+// Asks the kernel to back the entries' array with transparent huge pages where it grants them on
+// request (Linux's THP "madvise" mode, the default of Debian and others; "always" needs no asking,
+// "never" refuses). The in-place sort and the gathers of the ref tables touch the array at random,
+// and with 4 kB pages nearly every touch of a multi-gigabyte array also misses the TLB: a
+// 300M-row build took 122-132 s with 4 kB pages and 86-97 s with 2 MB ones. Only whole, aligned
+// 2 MB pieces can be huge pages; the advice is only advice, and its failure changes nothing.
+void advise_huge_pages(void *memory, Size bytes) {
+#ifdef MADV_HUGEPAGE
+    constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+    if (bytes < 4 * kHugePage) return;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(memory) + kHugePage - 1) & ~(kHugePage - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(memory) + bytes) & ~(kHugePage - 1);
+    if (end > begin) (void)madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+#endif
+}
+
+}  // namespace
+
 SimhashSorter *simhash_sorter_begin(int tables_option, int budget_kb, double expected) {
     SimhashSorter *s = static_cast<SimhashSorter *>(palloc0(sizeof(SimhashSorter)));
     s->tables_option = tables_option;
@@ -228,6 +251,7 @@ SimhashSorter *simhash_sorter_begin(int tables_option, int budget_kb, double exp
         s->array.capacity = static_cast<Size>(capacity);
         s->array.items = static_cast<SimhashEntry *>(
             MemoryContextAllocHuge(CurrentMemoryContext, s->array.capacity * kBytesPerEntry));
+        advise_huge_pages(s->array.items, s->array.capacity * kBytesPerEntry);
     }
     return s;
 }
@@ -252,6 +276,7 @@ void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid) {
         const Size bytes = capacity * kBytesPerEntry;
         a->items = static_cast<SimhashEntry *>(a->items ? repalloc_huge(a->items, bytes)
                                                         : MemoryContextAllocHuge(CurrentMemoryContext, bytes));
+        advise_huge_pages(a->items, bytes);
         a->capacity = capacity;
     }
     simhash_array_push(a, fp, tid);
