@@ -219,10 +219,6 @@ void sorter_spill(SimhashSorter *s) {
     s->array.n = s->array.capacity = 0;
 }
 
-}  // namespace
-
-namespace {
-
 // Asks the kernel to back the entries' array with transparent huge pages where it grants them on
 // request (Linux's THP "madvise" mode, the default of Debian and others; "always" needs no asking,
 // "never" refuses). The in-place sort and the gathers of the ref tables touch the array at random,
@@ -239,6 +235,15 @@ void advise_huge_pages(void *memory, Size bytes) {
 #endif
 }
 
+// Allocates or grows the array of entries collected in memory to `capacity`.
+void size_entries(SimhashEntryArray *a, Size capacity) {
+    const Size bytes = capacity * kBytesPerEntry;
+    a->items = static_cast<SimhashEntry *>(a->items ? repalloc_huge(a->items, bytes)
+                                                    : MemoryContextAllocHuge(CurrentMemoryContext, bytes));
+    advise_huge_pages(a->items, bytes);
+    a->capacity = capacity;
+}
+
 }  // namespace
 
 SimhashSorter *simhash_sorter_begin(int tables_option, int budget_kb, double expected) {
@@ -247,12 +252,7 @@ SimhashSorter *simhash_sorter_begin(int tables_option, int budget_kb, double exp
     s->expected = expected;
     s->budget_bytes = budget_kb * 1024.0;
     const double capacity = expected * 1.05 + 1024;
-    if (expected > 0 && capacity * kBytesPerEntry <= s->budget_bytes) {
-        s->array.capacity = static_cast<Size>(capacity);
-        s->array.items = static_cast<SimhashEntry *>(
-            MemoryContextAllocHuge(CurrentMemoryContext, s->array.capacity * kBytesPerEntry));
-        advise_huge_pages(s->array.items, s->array.capacity * kBytesPerEntry);
-    }
+    if (expected > 0 && capacity * kBytesPerEntry <= s->budget_bytes) size_entries(&s->array, static_cast<Size>(capacity));
     return s;
 }
 
@@ -272,12 +272,7 @@ void simhash_sorter_add(SimhashSorter *s, int64 fp, ItemPointer tid) {
     if (a->n == a->capacity) {
         // Doubling, but never past the budget: the entries are all the memory a run takes.
         const Size most = static_cast<Size>(s->budget_bytes / kBytesPerEntry) + 1;
-        const Size capacity = Min(Max(a->capacity * 2, Size{1024}), most);
-        const Size bytes = capacity * kBytesPerEntry;
-        a->items = static_cast<SimhashEntry *>(a->items ? repalloc_huge(a->items, bytes)
-                                                        : MemoryContextAllocHuge(CurrentMemoryContext, bytes));
-        advise_huge_pages(a->items, bytes);
-        a->capacity = capacity;
+        size_entries(a, Min(Max(a->capacity * 2, Size{1024}), most));
     }
     simhash_array_push(a, fp, tid);
 }
