@@ -570,6 +570,10 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
         bool last;
         Page page = lock_range_page(index, t, blkno, end, &pinned, &buffer, &n, &last);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
+        // A range that goes on past this page (thousands of entries a probe in a large four-table
+        // run): its next page is pinned and its first lines asked for before this one is read.
+        if (!last && opaque->next != InvalidBlockNumber && !(opaque->next == end.blkno && end.offset == 0))
+            pinned = read_ahead(index, opaque->next, 0, kProbeLinesAhead);
         bool done = last;
         uint32 hits[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
         Size nfetch = 0;  // refs whose entries to fetch from table 0: their positions, in hits
@@ -620,8 +624,13 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
         blkno = done ? InvalidBlockNumber : opaque->next;
         start = 0;
         UnlockReleaseBuffer(buffer);
+        if (done && BufferIsValid(pinned)) {  // the range ended before the page read ahead
+            ReleaseBuffer(pinned);
+            pinned = InvalidBuffer;
+        }
         fetch_and_consider(index, q, t, hits, nfetch);
     }
+    Assert(!BufferIsValid(pinned));
 }
 
 // A probe is a chain of dependent cache misses: its directory slot, the buffer hint of the page

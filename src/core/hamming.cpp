@@ -54,8 +54,12 @@ const char *popcount_kernel_name() {
 
 // The fingerprints of an index page or a batch are usually not in the CPU caches: the loops ask
 // for the cache lines kPrefetchAhead fingerprints ahead, so their loads overlap instead of each
-// line's miss stalling the loop in turn (a prefetch past the end is harmless: it never faults).
-constexpr size_t kPrefetchAhead = 64;  // 512 bytes, 8 cache lines
+// line's miss stalling the loop in turn. They stop at the end of the n given: a probe reads a
+// few dozen entries in a small index, and lines past them would only crowd the reads in flight.
+constexpr size_t kPrefetchAhead = 128;  // 1 kB, 16 cache lines
+// The keys of a ref page's range: a probe of a four-table run of 100M entries reads about 1,500
+// refs (12 kB) from one place, and its loop waited on their loads.
+constexpr size_t kKeysAhead = 256;  // 1 kB of keys, 2 kB of refs
 
 // target_clones: the dynamic loader picks the POPCNT build on CPUs that have it, once.
 __attribute__((target_clones("popcnt", "default"))) size_t select_within_radius_scalar(
@@ -63,7 +67,7 @@ __attribute__((target_clones("popcnt", "default"))) size_t select_within_radius_
     size_t found = 0;
     for (size_t line = 0; line < kPrefetchAhead && line < n; line += 8) __builtin_prefetch(fingerprints + line);
     for (size_t i = 0; i < n; ++i) {
-        if ((i & 7) == 0) __builtin_prefetch(fingerprints + i + kPrefetchAhead);
+        if ((i & 7) == 0 && i + kPrefetchAhead < n) __builtin_prefetch(fingerprints + i + kPrefetchAhead);
         matches[found] = static_cast<uint32_t>(i);
         found += __builtin_popcountll(fingerprints[i] ^ query) <= radius;
     }
@@ -101,7 +105,7 @@ SIMHASH_AVX512_KERNEL size_t select_within_radius_avx512(const uint64_t *fingerp
     for (size_t line = 0; line < kPrefetchAhead && line < n; line += 8) __builtin_prefetch(fingerprints + line);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        __builtin_prefetch(fingerprints + i + kPrefetchAhead);
+        if (i + kPrefetchAhead < n) __builtin_prefetch(fingerprints + i + kPrefetchAhead);
         const __m512i distance = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(fingerprints + i), q));
         const __mmask8 within = _mm512_cmple_epi64_mask(distance, r);
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(matches + found), _mm256_maskz_compress_epi32(within, index));
@@ -143,6 +147,12 @@ SIMHASH_AVX512_KERNEL size_t select_keys_within_avx512(const uint32_t *keys, siz
     const __m512i step = _mm512_set1_epi32(16);
     size_t found = 0;
     for (size_t i = 0; i < n; i += 16) {
+        // 16 keys are one line (stride 1) or two (stride 2); ask for those kKeysAhead keys on.
+        if (i + kKeysAhead < n) {
+            const uint32_t *ahead = keys + (i + kKeysAhead) * stride;
+            __builtin_prefetch(ahead);
+            if (stride == 2) __builtin_prefetch(ahead + 16);
+        }
         const unsigned lanes = static_cast<unsigned>(n - i < 16 ? n - i : 16);
         const __m512i key = load_keys(keys + i * stride, stride, lanes);
         const __mmask16 valid = static_cast<__mmask16>(lanes == 16 ? 0xFFFFu : (1u << lanes) - 1);
