@@ -14,8 +14,10 @@
 # 300M rows take ~13 GB of heap and ~10 GB of index; the text data set computes its fingerprints
 # once (bench/text_fingerprints.sh fills them with parallel sessions, ~4 us a row; the dedup check
 # and the ingest read the documents after the table's: fill ROWS + 1040000 of them). The session
-# runs with maintenance_work_mem = MAINTENANCE_WORK_MEM (default 12GB: a 300M-row build sorts in
-# memory; a smaller setting spills and builds more slowly).
+# runs with maintenance_work_mem = MAINTENANCE_WORK_MEM (default 6GB: a 300M-row build sorts in
+# place in memory, 16 bytes a row, 4.8 GB, and more does not help it; with 12GB beside 12GB of
+# shared buffers, the sweep's B-tree build on the 300M-row ingest table, a leader and a parallel
+# worker sorting 5.6 GB each, ran a 24 GiB machine out of memory).
 #
 # Usage: bench/scale_bench.sh [ROWS ...]   (PGHOST, PGPORT, PGUSER, PGDATABASE; the database needs
 # CREATE EXTENSION simhash, and pg_prewarm to prewarm the index). Numbers, not a test.
@@ -23,7 +25,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/results.sh"
 psql=(${PSQL:-psql} -X -q -v ON_ERROR_STOP=1)
-export PGOPTIONS="${PGOPTIONS:-} -c maintenance_work_mem=${MAINTENANCE_WORK_MEM:-12GB}"
+export PGOPTIONS="${PGOPTIONS:-} -c maintenance_work_mem=${MAINTENANCE_WORK_MEM:-6GB}"
 [ $# -gt 0 ] || set -- 3000000 30000000 300000000
 for rows in "$@"; do
     for data in ${DATA:-uniform skewed text}; do
