@@ -79,6 +79,10 @@ __attribute__((target_clones("popcnt", "default"))) size_t select_keys_within_sc
     uint32_t *matches) {
     size_t found = 0;
     for (size_t i = 0; i < n; ++i) {
+        if ((i & 15) == 0 && i + kKeysAhead < n) {  // as the vector loop does, a line at a time
+            __builtin_prefetch(keys + (i + kKeysAhead) * stride);
+            if (stride == 2) __builtin_prefetch(keys + (i + kKeysAhead) * stride + 16);
+        }
         const uint32_t key = keys[i * stride];
         matches[found] = static_cast<uint32_t>(i);
         found += ((key ^ lead) & lead_mask) == 0 && __builtin_popcount(key ^ query) <= budget;
