@@ -533,11 +533,13 @@ Buffer pin_ahead(Relation index, const ProbeRange &range, int t, int max_lines) 
     return read_ahead(index, range.begin.blkno, range.begin.offset * entry, lines);
 }
 
-// The next page of a probed range, pinned (the pin pin_ahead took, given in *pinned and used up,
-// or read here), share-locked and checked; *n its entries up to the range's end, *last whether the
-// range ends on it.
-Page lock_range_page(Relation index, int t, BlockNumber blkno, const SimhashDirSlot &end, Buffer *pinned,
-                     Buffer *buffer, int *n, bool *last) {
+// The next page of a probed range, pinned (the pin pin_ahead or the page before took, given in
+// *pinned, or read here), share-locked and checked; *n its entries up to the range's end, *last
+// whether the range ends on it. A range that goes on past it (a slot's thousands of entries in a
+// large four-table run) has its following page pinned into *pinned, `lines_ahead` of its lines
+// asked for, while the caller reads this one; the caller releases a pin left there at its end.
+Page lock_range_page(Relation index, int t, BlockNumber blkno, const SimhashDirSlot &end, int lines_ahead,
+                     Buffer *pinned, Buffer *buffer, int *n, bool *last) {
     *buffer = BufferIsValid(*pinned) ? *pinned : simhash_read_buffer_hinted(index, blkno);
     *pinned = InvalidBuffer;
     LockBuffer(*buffer, BUFFER_LOCK_SHARE);
@@ -546,6 +548,9 @@ Page lock_range_page(Relation index, int t, BlockNumber blkno, const SimhashDirS
     const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
     *last = blkno == end.blkno;
     *n = *last ? Min(static_cast<int>(opaque->nentries), static_cast<int>(end.offset)) : opaque->nentries;
+    const BlockNumber next = opaque->next;
+    if (!*last && next != InvalidBlockNumber && !(next == end.blkno && end.offset == 0))
+        *pinned = read_ahead(index, next, 0, lines_ahead);
     return page;
 }
 
@@ -568,12 +573,8 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
         Buffer buffer;
         int n;
         bool last;
-        Page page = lock_range_page(index, t, blkno, end, &pinned, &buffer, &n, &last);
+        Page page = lock_range_page(index, t, blkno, end, kProbeLinesAhead, &pinned, &buffer, &n, &last);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        // A range that goes on past this page (thousands of entries a probe in a large four-table
-        // run): its next page is pinned and its first lines asked for before this one is read.
-        if (!last && opaque->next != InvalidBlockNumber && !(opaque->next == end.blkno && end.offset == 0))
-            pinned = read_ahead(index, opaque->next, 0, kProbeLinesAhead);
         bool done = last;
         uint32 hits[Max(SIMHASH_ENTRIES_PER_PAGE, SIMHASH_REFS_PER_PAGE)];
         Size nfetch = 0;  // refs whose entries to fetch from table 0: their positions, in hits
@@ -624,13 +625,9 @@ void probe(Relation index, ProbeQuery *q, int t, uint32 value, const ProbeRange 
         blkno = done ? InvalidBlockNumber : opaque->next;
         start = 0;
         UnlockReleaseBuffer(buffer);
-        if (done && BufferIsValid(pinned)) {  // the range ended before the page read ahead
-            ReleaseBuffer(pinned);
-            pinned = InvalidBuffer;
-        }
         fetch_and_consider(index, q, t, hits, nfetch);
     }
-    Assert(!BufferIsValid(pinned));
+    if (BufferIsValid(pinned)) ReleaseBuffer(pinned);  // the range ended before the page read ahead
 }
 
 // A probe is a chain of dependent cache misses: its directory slot, the buffer hint of the page
@@ -703,10 +700,8 @@ void sweep_slot(Relation index, ProbeQuery *q, int t, uint32 slot, const ProbeRa
         Buffer buffer;
         int n;
         bool last;
-        Page page = lock_range_page(index, t, blkno, last_slot, &pinned, &buffer, &n, &last);
+        Page page = lock_range_page(index, t, blkno, last_slot, kSweepLinesAhead, &pinned, &buffer, &n, &last);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        // The range's next page, asked for while this one is compared.
-        if (!last && opaque->next != InvalidBlockNumber) pinned = read_ahead(index, opaque->next, 0, kSweepLinesAhead);
         Size nfetch = 0;
         if (t == 0) {
             // Whole fingerprints: compared at once, the entry reported while its page is held (its
@@ -1023,9 +1018,8 @@ void value_sweep_slot(Relation index, ProbeQuery *q, int t, Size prefix, const P
         Buffer buffer;
         int n;
         bool last;
-        Page page = lock_range_page(index, t, blkno, range.end, &pinned, &buffer, &n, &last);
+        Page page = lock_range_page(index, t, blkno, range.end, kSweepLinesAhead, &pinned, &buffer, &n, &last);
         const SimhashPageOpaque *opaque = SimhashPageGetOpaque(page);
-        if (!last && opaque->next != InvalidBlockNumber) pinned = read_ahead(index, opaque->next, 0, kSweepLinesAhead);
         if (t == 0) {
             const int64 *fps = SimhashPageGetFps(page);
             auto block = [&](int j) { return simhash_block(fps[j], g, 0); };

@@ -61,13 +61,26 @@ constexpr size_t kPrefetchAhead = 128;  // 1 kB, 16 cache lines
 // refs (12 kB) from one place, and its loop waited on their loads.
 constexpr size_t kKeysAhead = 256;  // 1 kB of keys, 2 kB of refs
 
+// The line of the fingerprint kPrefetchAhead after i, if it is one of the n given.
+inline void prefetch_fingerprints_ahead(const uint64_t *fingerprints, size_t i, size_t n) {
+    if (i + kPrefetchAhead < n) __builtin_prefetch(fingerprints + i + kPrefetchAhead);
+}
+// The lines of the 16 keys kKeysAhead after i, if they are among the n given: one line at stride
+// 1, two at stride 2 (the refs' (key, position) pairs).
+inline void prefetch_keys_ahead(const uint32_t *keys, size_t stride, size_t i, size_t n) {
+    if (i + kKeysAhead >= n) return;
+    const uint32_t *ahead = keys + (i + kKeysAhead) * stride;
+    __builtin_prefetch(ahead);
+    if (stride == 2) __builtin_prefetch(ahead + 16);
+}
+
 // target_clones: the dynamic loader picks the POPCNT build on CPUs that have it, once.
 __attribute__((target_clones("popcnt", "default"))) size_t select_within_radius_scalar(
     const uint64_t *fingerprints, size_t n, uint64_t query, int radius, uint32_t *matches) {
     size_t found = 0;
     for (size_t line = 0; line < kPrefetchAhead && line < n; line += 8) __builtin_prefetch(fingerprints + line);
     for (size_t i = 0; i < n; ++i) {
-        if ((i & 7) == 0 && i + kPrefetchAhead < n) __builtin_prefetch(fingerprints + i + kPrefetchAhead);
+        if ((i & 7) == 0) prefetch_fingerprints_ahead(fingerprints, i, n);
         matches[found] = static_cast<uint32_t>(i);
         found += __builtin_popcountll(fingerprints[i] ^ query) <= radius;
     }
@@ -79,10 +92,7 @@ __attribute__((target_clones("popcnt", "default"))) size_t select_keys_within_sc
     uint32_t *matches) {
     size_t found = 0;
     for (size_t i = 0; i < n; ++i) {
-        if ((i & 15) == 0 && i + kKeysAhead < n) {  // as the vector loop does, a line at a time
-            __builtin_prefetch(keys + (i + kKeysAhead) * stride);
-            if (stride == 2) __builtin_prefetch(keys + (i + kKeysAhead) * stride + 16);
-        }
+        if ((i & 15) == 0) prefetch_keys_ahead(keys, stride, i, n);  // as the vector loop does
         const uint32_t key = keys[i * stride];
         matches[found] = static_cast<uint32_t>(i);
         found += ((key ^ lead) & lead_mask) == 0 && __builtin_popcount(key ^ query) <= budget;
@@ -109,7 +119,7 @@ SIMHASH_AVX512_KERNEL size_t select_within_radius_avx512(const uint64_t *fingerp
     for (size_t line = 0; line < kPrefetchAhead && line < n; line += 8) __builtin_prefetch(fingerprints + line);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        if (i + kPrefetchAhead < n) __builtin_prefetch(fingerprints + i + kPrefetchAhead);
+        prefetch_fingerprints_ahead(fingerprints, i, n);
         const __m512i distance = _mm512_popcnt_epi64(_mm512_xor_si512(_mm512_loadu_si512(fingerprints + i), q));
         const __mmask8 within = _mm512_cmple_epi64_mask(distance, r);
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(matches + found), _mm256_maskz_compress_epi32(within, index));
@@ -151,12 +161,7 @@ SIMHASH_AVX512_KERNEL size_t select_keys_within_avx512(const uint32_t *keys, siz
     const __m512i step = _mm512_set1_epi32(16);
     size_t found = 0;
     for (size_t i = 0; i < n; i += 16) {
-        // 16 keys are one line (stride 1) or two (stride 2); ask for those kKeysAhead keys on.
-        if (i + kKeysAhead < n) {
-            const uint32_t *ahead = keys + (i + kKeysAhead) * stride;
-            __builtin_prefetch(ahead);
-            if (stride == 2) __builtin_prefetch(ahead + 16);
-        }
+        prefetch_keys_ahead(keys, stride, i, n);
         const unsigned lanes = static_cast<unsigned>(n - i < 16 ? n - i : 16);
         const __m512i key = load_keys(keys + i * stride, stride, lanes);
         const __mmask16 valid = static_cast<__mmask16>(lanes == 16 ? 0xFFFFu : (1u << lanes) - 1);
