@@ -7,6 +7,13 @@
 --     two of their varying bits flipped), after an untimed pass of 200 k = 7 queries
 --   top10_median_ms: `ORDER BY fp <~> q LIMIT 10` around the same kind of centers
 --   buffer_hit_pct: shared-buffer hits among the pages (index and heap) those queries read
+--   loop_us_k3, loop_us_k7, loop_us_k10, loop_alone_us: microseconds a query of loops of
+--     :loop_queries k = 3 queries, a tenth as many at k = 7 and a hundredth at k = 10 (static SQL
+--     in PL/pgSQL, one plan, as bench/session_bench.sh runs them), around the same kind of
+--     centers, and of the same loop with a condition that reads no row; the best of
+--     :loop_rounds rounds each. A median of :queries queries of 10-100 us, or the dedup check's
+--     difference of two loads, lands in whichever state a noisy machine is in; the loops repeat,
+--     and the loop alone says how fast the machine ran them
 --   dedup_us_per_row: what simhash_dedup(fp, 3, 'skip') adds to a row of a load of
 --     :dedup_rows rows in transactions of :batch_rows (ingest_dedup.sql)
 --   ingest_rows_per_s, ingest_wal_bytes_per_row: :insert_rows new rows in
@@ -71,6 +78,34 @@ SELECT pg_temp.record(CASE WHEN what = 'top10' THEN 'top10_median_ms' ELSE 'medi
 FROM scale_ms GROUP BY what;
 SELECT pg_temp.record('buffer_hit_pct', round(100.0 * sum(hit) / nullif(sum(hit) + sum(read), 0), 2)) FROM scale_ms;
 
+-- The loops' centers, looked up once (a lookup in the loop would be most of a k = 3 query).
+CREATE TEMP TABLE scale_centers AS SELECT ARRAY(SELECT pg_temp.bench_flip(:'data', fp, i, i * 7) FROM generate_series(1, :loop_queries) i
+                                                JOIN ingest_docs ON id = 1 + (i * 7919 + 31) % :rows ORDER BY i) AS centers;
+CREATE FUNCTION pg_temp.scale_loop(count int, k int, reads_none boolean) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+    centers bigint[] := (SELECT centers FROM scale_centers);
+    q bigint;
+    c bigint;
+    started timestamptz := clock_timestamp();
+BEGIN
+    FOR i IN 1 .. count LOOP
+        q := centers[i];
+        IF reads_none THEN
+            SELECT count(*) INTO c FROM ingest_docs WHERE hamming(fp, q) <= k AND false;
+        ELSE
+            SELECT count(*) INTO c FROM ingest_docs WHERE hamming(fp, q) <= k;
+        END IF;
+    END LOOP;
+    RETURN 1e6 * extract(epoch FROM clock_timestamp() - started) / count;
+END $$;
+CREATE TEMP TABLE scale_loops (metric text, us float8);
+SELECT format('INSERT INTO scale_loops VALUES (%L, pg_temp.scale_loop(%s, %s, %L))', metric, count, k, reads_none)
+FROM generate_series(1, :loop_rounds) round,
+     (VALUES ('loop_us_k3', :loop_queries, 3, false), ('loop_us_k7', :loop_queries / 10, 7, false),
+             ('loop_us_k10', :loop_queries / 100, 10, false), ('loop_alone_us', :loop_queries, 3, true)) l(metric, count, k, reads_none)
+ORDER BY round, metric \gexec
+SELECT pg_temp.record(metric, round(min(us)::numeric, 2)) FROM scale_loops GROUP BY metric;
+
 -- New rows from the data set's own generator, numbered after the table's: for text, the stored
 -- fingerprints of the documents after the table's (bench_text_fingerprints holds them once
 -- text_fingerprints.sh has filled rows + 2 dedup_rows + insert_rows), copied first so that a
@@ -106,4 +141,4 @@ SELECT pg_temp.record('ingest_rows_per_s', :load_rows_per_s),
 \o
 SELECT metric, value FROM scale_bench_results WHERE rows = :rows AND data = :'data'
 ORDER BY regexp_replace(metric, '\d+$', ''), substring(metric FROM '\d+$')::int NULLS FIRST;
-DROP TABLE ingest_docs, scale_ms;
+DROP TABLE ingest_docs, scale_ms, scale_centers, scale_loops;
