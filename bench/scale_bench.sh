@@ -4,9 +4,10 @@
 # per size (bench/scale_bench.sql): build time, index bytes a row, the largest run's tables and
 # directory bits, the median of QUERIES (default 40) queries at every radius 0..MAX_RADIUS
 # (default 12) and of top-10 queries, the shared-buffer hit rate of their page reads, the cost
-# simhash_dedup(fp, 3, 'skip') adds to a row (DEDUP_ROWS, default 20000, in transactions of
-# BATCH_ROWS, default 1000) and the rate and WAL bytes a row of INSERT_ROWS (default 1000000) new
-# rows in transactions of BATCH_ROWS, and loops of LOOP_QUERIES (default 40000) k = 3 queries (a
+# simhash_dedup(fp, 3, 'skip') adds to a row (DEDUP_ROWS, default 20000, loaded with it and as many
+# without, in DEDUP_ROUNDS rounds, default 5, the best of each; transactions of BATCH_ROWS, default
+# 1000) and the rate and WAL bytes a row of INSERT_ROWS (default 1000000) new rows in
+# transactions of BATCH_ROWS, and loops of LOOP_QUERIES (default 40000) k = 3 queries (a
 # tenth as many at k = 7, a hundredth at k = 10) in the best of LOOP_ROUNDS (default 3) rounds,
 # steadier than the medians on a machine whose speed wanders. Then one table of every metric by
 # size, per data set, from the table scale_bench_results (which keeps the sizes already measured:
@@ -36,7 +37,7 @@ for rows in "$@"; do
         "${psql[@]}" -v rows="$rows" -v data="$data" -v queries="${QUERIES:-40}" -v max_radius="${MAX_RADIUS:-12}" \
             -v tables="${TABLES:-auto}" -v dedup_rows="${DEDUP_ROWS:-20000}" -v batch_rows="${BATCH_ROWS:-1000}" \
             -v insert_rows="${INSERT_ROWS:-1000000}" -v loop_queries="${LOOP_QUERIES:-40000}" \
-            -v loop_rounds="${LOOP_ROUNDS:-3}" -f "$here/scale_bench.sql"
+            -v loop_rounds="${LOOP_ROUNDS:-3}" -v dedup_rounds="${DEDUP_ROUNDS:-5}" -f "$here/scale_bench.sql"
     done
 done
 # Every metric by size (columns), one table per data set.
