@@ -8,17 +8,15 @@
 --   top10_median_ms: `ORDER BY fp <~> q LIMIT 10` around the same kind of centers
 --   buffer_hit_pct: shared-buffer hits among the pages (index and heap) those queries read
 --   loop_us_k3, loop_us_k7, loop_us_k10, loop_alone_us: microseconds a query of loops of
---     :loop_queries k = 3 queries, a tenth as many at k = 7 and a hundredth at k = 10 (static SQL
---     in PL/pgSQL, one plan, as bench/session_bench.sh runs them), around the same kind of
+--     :loop_queries k = 3 queries, a tenth as many at k = 7 and a hundredth at k = 10
+--     (query_loop.sql, as bench/session_bench.sh runs them), around the same kind of
 --     centers, and of the same loop with a condition that reads no row; the best of
 --     :loop_rounds rounds each. A median of :queries queries of 10-100 us, or the dedup check's
 --     difference of two loads, lands in whichever state a noisy machine is in; the loops repeat,
 --     and the loop alone says how fast the machine ran them
 --   dedup_us_per_row: what simhash_dedup(fp, 3, 'skip') adds to a row of a load in transactions
 --     of :batch_rows: :dedup_rounds rounds, each a plain load of :dedup_rows / :dedup_rounds new
---     rows and a load of as many through the trigger, the best rate of each (2 :dedup_rows rows
---     in all, whatever the rounds, so that the ingest after them starts at the same point of the
---     index's merges)
+--     rows and a load of as many through the trigger, the best rate of each (ingest_dedup.sql)
 --   ingest_rows_per_s, ingest_wal_bytes_per_row: :insert_rows new rows in
 --     transactions of :batch_rows into the indexed table, after the rest
 SET client_min_messages = warning;
@@ -84,25 +82,10 @@ SELECT pg_temp.record('buffer_hit_pct', round(100.0 * sum(hit) / nullif(sum(hit)
 -- The loops' centers, looked up once (a lookup in the loop would be most of a k = 3 query).
 CREATE TEMP TABLE scale_centers AS SELECT ARRAY(SELECT pg_temp.bench_flip(:'data', fp, i, i * 7) FROM generate_series(1, :loop_queries) i
                                                 JOIN ingest_docs ON id = 1 + (i * 7919 + 31) % :rows ORDER BY i) AS centers;
-CREATE FUNCTION pg_temp.scale_loop(count int, k int, reads_none boolean) RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-    centers bigint[] := (SELECT centers FROM scale_centers);
-    q bigint;
-    c bigint;
-    started timestamptz := clock_timestamp();
-BEGIN
-    FOR i IN 1 .. count LOOP
-        q := centers[i];
-        IF reads_none THEN
-            SELECT count(*) INTO c FROM ingest_docs WHERE hamming(fp, q) <= k AND false;
-        ELSE
-            SELECT count(*) INTO c FROM ingest_docs WHERE hamming(fp, q) <= k;
-        END IF;
-    END LOOP;
-    RETURN 1e6 * extract(epoch FROM clock_timestamp() - started) / count;
-END $$;
+\set loop_table ingest_docs
+\ir query_loop.sql
 CREATE TEMP TABLE scale_loops (metric text, us float8);
-SELECT format('INSERT INTO scale_loops VALUES (%L, pg_temp.scale_loop(%s, %s, %L))', metric, count, k, reads_none)
+SELECT format('INSERT INTO scale_loops SELECT %L, pg_temp.bench_loop(%s, %s, %L, centers) FROM scale_centers', metric, count, k, reads_none)
 FROM generate_series(1, :loop_rounds) round,
      (VALUES ('loop_us_k3', :loop_queries, 3, false), ('loop_us_k7', :loop_queries / 10, 7, false),
              ('loop_us_k10', :loop_queries / 100, 10, false), ('loop_alone_us', :loop_queries, 3, true)) l(metric, count, k, reads_none)
@@ -113,18 +96,17 @@ SELECT pg_temp.record(metric, round(min(us)::numeric, 2)) FROM scale_loops GROUP
 -- fingerprints of the documents after the table's (bench_text_fingerprints holds them once
 -- text_fingerprints.sh has filled rows + 2 dedup_rows + insert_rows), copied first so that a
 -- batch reads them by a primary-key range as the other data sets compute theirs.
-SELECT 2 * :dedup_rows AS dedup_total \gset
 SELECT :'data' = 'text' AS scale_text \gset
 \if :scale_text
 CREATE TEMP TABLE scale_new_rows (g bigint PRIMARY KEY, fp bigint NOT NULL);
 INSERT INTO scale_new_rows SELECT g, fp FROM bench_text_fingerprints
-WHERE g > :rows AND g <= :rows + :dedup_total + :insert_rows ORDER BY g;
-SELECT count(*) = :dedup_total + :insert_rows AS scale_text_rows FROM scale_new_rows \gset
+WHERE g > :rows AND g <= :rows + 2 * :dedup_rows + :insert_rows ORDER BY g;
+SELECT count(*) = 2 * :dedup_rows + :insert_rows AS scale_text_rows FROM scale_new_rows \gset
 \if :scale_text_rows
 \else
 SELECT format('DO $d$ BEGIN RAISE EXCEPTION %L; END $d$',
               format('bench_text_fingerprints lacks rows after %s: run bench/text_fingerprints.sh %s',
-                     :rows, :rows + :dedup_total + :insert_rows)) \gexec
+                     :rows, :rows + 2 * :dedup_rows + :insert_rows)) \gexec
 \endif
 ANALYZE scale_new_rows;
 \set ingest_fp 'fp'
@@ -132,49 +114,16 @@ ANALYZE scale_new_rows;
 \else
 SELECT CASE :'data' WHEN 'skewed' THEN 'hashint8extended(g, 11) & ~4095::bigint' ELSE 'hashint8extended(g, 11)' END AS ingest_fp \gset
 \endif
-\ir ingest_procedure.sql
--- A load of a few thousand rows takes a fraction of a second, in whichever state a noisy machine
--- is in: rounds of a plain load and a checked one, alternating, and the best rate of each. The
--- rows loaded in all stay 2 :dedup_rows: the WAL a row of the ingest after them depends on where
--- its million rows fall among the index's merges (a window that started after 200,000 rows
--- instead of 40,000 took 475-484 bytes a row instead of 404-408, at every size).
-CREATE TEMP TABLE scale_dedup (checked boolean, rows_per_s numeric);
-CREATE PROCEDURE pg_temp.dedup_rounds(statement text, first bigint, rounds int, total bigint, batch bigint)
-LANGUAGE plpgsql AS $$
-DECLARE
-    checked boolean;
-    rate numeric;
-    inserted bigint;
-    next bigint := first;
-BEGIN
-    FOR round IN 1 .. rounds LOOP
-        FOREACH checked IN ARRAY ARRAY[false, true] LOOP
-            IF checked THEN
-                CREATE TRIGGER ingest_dedup BEFORE INSERT ON ingest_docs
-                    FOR EACH ROW EXECUTE FUNCTION simhash_dedup('fp', '3', 'skip');
-                COMMIT;
-            END IF;
-            CALL pg_temp.load_batches(statement, next, total, batch, rate, inserted);
-            next := next + total;
-            IF checked THEN
-                DROP TRIGGER ingest_dedup ON ingest_docs;
-            END IF;
-            INSERT INTO scale_dedup VALUES (checked, rate);
-            COMMIT;
-        END LOOP;
-    END LOOP;
-END $$;
-CALL pg_temp.dedup_rounds(:'ingest_rows', :rows, :dedup_rounds, :dedup_rows / :dedup_rounds, :batch_rows);
-SELECT pg_temp.record('dedup_us_per_row', round(1e6 / max(rows_per_s) FILTER (WHERE checked)
-                                                - 1e6 / max(rows_per_s) FILTER (WHERE NOT checked), 2))
-FROM scale_dedup;
+\set base :rows
+\ir ingest_dedup.sql
+SELECT pg_temp.record('dedup_us_per_row', round(1e6 / :dedup_rows_per_s - 1e6 / :plain_rows_per_s, 2));
 CHECKPOINT;
 SELECT pg_current_wal_lsn() AS wal0 \gset
-CALL pg_temp.load_batches(:'ingest_rows', :rows + :dedup_total, :insert_rows, :batch_rows) \gset load_
+CALL pg_temp.load_batches(:'ingest_rows', :rows + :dedup_rows + :dedup_rows, :insert_rows, :batch_rows) \gset load_
 SELECT pg_temp.record('ingest_rows_per_s', :load_rows_per_s),
        pg_temp.record('ingest_wal_bytes_per_row', round(pg_wal_lsn_diff(pg_current_wal_lsn(), :'wal0') / :insert_rows));
 
 \o
 SELECT metric, value FROM scale_bench_results WHERE rows = :rows AND data = :'data'
 ORDER BY regexp_replace(metric, '\d+$', ''), substring(metric FROM '\d+$')::int NULLS FIRST;
-DROP TABLE ingest_docs, scale_ms, scale_centers, scale_loops, scale_dedup;
+DROP TABLE ingest_docs, scale_ms, scale_centers, scale_loops;

@@ -13,39 +13,18 @@
 #
 # Usage: bench/session_bench.sh TABLE ...   (PGHOST, PGPORT, PGUSER, PGDATABASE)
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 psql=(${PSQL:-psql} -X -q -At -v ON_ERROR_STOP=1)
 n=${N:-20000}
 rounds=${ROUNDS:-2}
 [ $# -gt 0 ] || { echo "usage: $0 TABLE ..." >&2; exit 2; }
 
-# A loop of `count` queries at radius k around hashint8extended(i, 99) on one table, as a
-# function of this session (static SQL: format() writes the table's name into its body).
-loop_function() {
-    cat <<'SQL'
-SELECT format($f$
-CREATE FUNCTION pg_temp.bench_loop(count int, k int, reads_none boolean) RETURNS bigint LANGUAGE plpgsql AS $body$
-DECLARE q bigint; c bigint; total bigint := 0;
-BEGIN
-    FOR i IN 1 .. count LOOP
-        q := hashint8extended(i, 99);
-        IF reads_none THEN
-            SELECT count(*) INTO c FROM %1$s WHERE hamming(fp, q) <= k AND false;
-        ELSE
-            SELECT count(*) INTO c FROM %1$s WHERE hamming(fp, q) <= k;
-        END IF;
-        total := total + c;
-    END LOOP;
-    RETURN total;
-END $body$$f$, :'tbl'::regclass) \gexec
-SQL
-}
-
 # Milliseconds of each statement given, in one new session, one line.
 timed() {
     local tbl=$1
     shift
-    { loop_function; printf '%s\n' '\timing on' "$@"; } |
-        "${psql[@]}" -v tbl="$tbl" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | paste -sd' '
+    { printf '%s\n' "\\i '$here/query_loop.sql'" '\timing on' "$@"; } |
+        "${psql[@]}" -v loop_table="$tbl" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | paste -sd' '
 }
 
 printf '%-16s %5s %13s %9s %9s %9s %9s %9s %10s\n' table round "first query" cold again "k = 3" "k = 7" "k = 10" "loop alone"
