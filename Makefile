@@ -52,7 +52,7 @@ $(OBJS): $(wildcard src/*.h src/core/*.h src/am/*.h)
 
 # Core unit tests (GoogleTest + CTest) and benchmarks, built apart from the extension.
 UNIT_BUILD = build/unit
-.PHONY: unit bench-core
+.PHONY: unit bench-core bench-layout
 unit:
 	cmake -S test/unit -B $(UNIT_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(UNIT_BUILD) -j2
@@ -62,6 +62,14 @@ bench-core:
 	cmake -S test/unit -B $(UNIT_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(UNIT_BUILD) -j2 --target core_bench
 	$(UNIT_BUILD)/core_bench /usr/share/common-licenses/* /usr/share/doc/*/copyright
+
+# Radius-3 queries over table layouts in memory (bench/layout_bench.cpp); LAYOUT_ROWS=300000000
+# needs about 17 GB.
+LAYOUT_ROWS ?= 3000000 30000000
+bench-layout:
+	cmake -S test/unit -B $(UNIT_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(UNIT_BUILD) -j2 --target layout_bench
+	$(UNIT_BUILD)/layout_bench $(LAYOUT_ROWS)
 
 # The release archive for PGXN (META.json), named and laid out as PGXN expects:
 # simhash-VERSION.zip holding simhash-VERSION/. It is the committed tree at HEAD, less what
