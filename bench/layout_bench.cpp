@@ -1,4 +1,5 @@
-// Table layouts for radius-3 queries, measured in memory before one is built into the index:
+// Table layouts for radius-3 (and radius-7) queries, measured in memory before one is built into
+// the index:
 // what a query costs over N random fingerprints with
 //   rotations4  four tables keyed on 16-bit blocks (the index's runs below 2^27 entries): 4 probes
 //               of N / 2^16 entries;
@@ -12,7 +13,9 @@
 // references to a table 0, no buffer manager: the least a probe can cost). A query's probes are
 // located first (directory lines asked for, then the ranges' first lines), then scanned with the
 // extension's radius filter, as the index stages its probes. Queries are stored fingerprints with
-// two bits flipped (each finds its row), and random points (most find nothing).
+// two bits flipped (each finds its row) and random points (most find nothing), and at radius 7
+// stored fingerprints with seven bits flipped: what a larger radius costs each layout (and a
+// check that its probes reach every row at the radius's edge).
 //
 // Usage: layout_bench N... (e.g. 3000000 30000000 300000000; 300M needs 15 GB for triangles).
 // Prints ns a query for each layout and size. Numbers, not a test.
@@ -68,40 +71,54 @@ struct Probe {
 struct Layout {
     std::string name;
     std::vector<Table> tables;
-    // The probes of a radius-3 query: (table, key value) pairs.
-    void (*probes)(const Layout &, uint64_t, std::vector<Probe> *);
+    bool pairs;  // tables keyed on pairs of blocks (triangles), else on one block each (rotations)
 };
 
-void exact_probes(const Layout &l, uint64_t q, std::vector<Probe> *out) {
-    for (const Table &t : l.tables) out->push_back({&t, t.key(q), 0, 0});
+// Each table's radius for a query of radius r: rotations of m blocks by the refined pigeonhole
+// (r = m q + a: the first a + 1 tables within q bits, the others within q - 1); triangles, every
+// table within s bits, s the least pair error that r errors over the six blocks can leave in
+// both triangles (a triangle holding E errors has a pair holding at most E - ceil(E / 3)).
+std::vector<int> table_radii(const Layout &l, int r) {
+    const int m = static_cast<int>(l.tables.size());
+    std::vector<int> radii(m);
+    if (!l.pairs) {
+        for (int t = 0; t < m; ++t) radii[t] = r / m - (t <= r % m ? 0 : 1);
+        return radii;
+    }
+    auto pair_error = [](int e) { return e - (e + 2) / 3; };
+    int s = 0;
+    for (int a = 0; a <= r; ++a) s = std::max(s, std::min(pair_error(a), pair_error(r - a)));
+    for (int &radius : radii) radius = s;
+    return radii;
 }
 
-// Table 0 within one bit, the others exact (r = 3 = 3 * 1 + 0: the refined pigeonhole).
-void first_within_one_probes(const Layout &l, uint64_t q, std::vector<Probe> *out) {
-    const Table &t0 = l.tables[0];
-    const uint32_t v = t0.key(q);
-    out->push_back({&t0, v, 0, 0});
-    for (int b = 0; b < t0.bits; ++b) out->push_back({&t0, v ^ (uint32_t{1} << b), 0, 0});
-    for (size_t t = 1; t < l.tables.size(); ++t) out->push_back({&l.tables[t], l.tables[t].key(q), 0, 0});
+// Every key value within `radius` bits of `value` (bits below `from` left as they are).
+void each_within(const Table &t, uint32_t value, int radius, int from, std::vector<Probe> *out) {
+    out->push_back({&t, value, 0, 0});
+    if (radius == 0) return;
+    for (int b = from; b < t.bits; ++b) each_within(t, value ^ (uint32_t{1} << b), radius - 1, b + 1, out);
+}
+
+void query_probes(const Layout &l, const std::vector<int> &radii, uint64_t q, std::vector<Probe> *out) {
+    for (size_t t = 0; t < l.tables.size(); ++t)
+        if (radii[t] >= 0) each_within(l.tables[t], l.tables[t].key(q), radii[t], 0, out);
 }
 
 Layout make_layout(const std::string &name) {
     Layout l;
     l.name = name;
+    l.pairs = name == "triangles";
     if (name == "rotations4") {
         for (int t = 0; t < 4; ++t) l.tables.push_back({{48 - 16 * t, 16}, {0, 0}, 0, {}, {}});
-        l.probes = exact_probes;
     } else if (name == "rotations3") {
         l.tables.push_back({{42, 22}, {0, 0}, 0, {}, {}});
         l.tables.push_back({{21, 21}, {0, 0}, 0, {}, {}});
         l.tables.push_back({{0, 21}, {0, 0}, 0, {}, {}});
-        l.probes = first_within_one_probes;
     } else {
         const Block b[6] = {{53, 11}, {42, 11}, {31, 11}, {20, 11}, {10, 10}, {0, 10}};
         for (int tri = 0; tri < 2; ++tri)
             for (int i = 0; i < 3; ++i)
                 for (int j = i + 1; j < 3; ++j) l.tables.push_back({b[3 * tri + i], b[3 * tri + j], 0, {}, {}});
-        l.probes = exact_probes;
     }
     return l;
 }
@@ -110,8 +127,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// ns a query (the best of three rounds) and the queries that found a row.
-double time_queries(const Layout &l, const std::vector<uint64_t> &queries, size_t *found) {
+// ns a query of radius r (the best of three rounds) and the queries that found a row.
+double time_queries(const Layout &l, const std::vector<uint64_t> &queries, int r, size_t *found) {
+    const std::vector<int> radii = table_radii(l, r);
     std::vector<Probe> probes;
     std::vector<uint32_t> hits(1 << 20);
     double best = 1e300;
@@ -120,7 +138,7 @@ double time_queries(const Layout &l, const std::vector<uint64_t> &queries, size_
         const auto start = std::chrono::steady_clock::now();
         for (uint64_t q : queries) {
             probes.clear();
-            l.probes(l, q, &probes);
+            query_probes(l, radii, q, &probes);
             for (const Probe &p : probes) __builtin_prefetch(&p.table->start[p.value]);
             for (Probe &p : probes) {
                 p.begin = p.table->start[p.value];
@@ -130,7 +148,7 @@ double time_queries(const Layout &l, const std::vector<uint64_t> &queries, size_
             size_t rows = 0;
             for (const Probe &p : probes) {
                 if (p.end - p.begin > hits.size()) hits.resize(p.end - p.begin);
-                rows += simhash::select_within_radius(p.table->fps.data() + p.begin, p.end - p.begin, q, 3, hits.data());
+                rows += simhash::select_within_radius(p.table->fps.data() + p.begin, p.end - p.begin, q, r, hits.data());
             }
             total += rows > 0;
         }
@@ -140,6 +158,27 @@ double time_queries(const Layout &l, const std::vector<uint64_t> &queries, size_
     return best;
 }
 
+// A query's probes and the entries they read, on average, at radius r.
+void probe_counts(const Layout &l, size_t n, int r, size_t *probes_out, double *entries) {
+    std::vector<Probe> probes;
+    query_probes(l, table_radii(l, r), 0, &probes);
+    *entries = 0;
+    for (const Probe &p : probes) *entries += static_cast<double>(n) / (size_t{1} << p.table->bits);
+    *probes_out = probes.size();
+}
+
+// `count` stored fingerprints with `flips` bits flipped (each within that radius of its row).
+std::vector<uint64_t> near_queries(const std::vector<uint64_t> &fps, size_t count, int flips, std::mt19937_64 &rng) {
+    std::vector<uint64_t> queries(count);
+    for (auto &q : queries) {
+        q = fps[rng() % fps.size()];
+        uint64_t mask = 0;
+        while (__builtin_popcountll(mask) < flips) mask |= uint64_t{1} << (rng() % 64);
+        q ^= mask;
+    }
+    return queries;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -147,36 +186,35 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "usage: %s N...\n", argv[0]);
         return 2;
     }
-    std::printf("radius filter kernel: %s\n", simhash::select_kernel_name());
-    std::printf("%-12s %12s %8s %10s %14s %14s %10s\n", "layout", "rows", "probes", "entries", "near, ns", "random, ns",
-                "build, s");
+    std::printf("radius filter kernel: %s; ns a query, best of 3 rounds\n", simhash::select_kernel_name());
+    std::printf("%-11s %10s | %6s %7s %8s %8s | %6s %8s %9s | %7s\n", "layout", "rows", "k=3: probes", "entries", "near",
+                "random", "k=7: probes", "entries", "near", "build, s");
     for (int a = 1; a < argc; ++a) {
         const size_t n = std::strtoull(argv[a], nullptr, 10);
         std::mt19937_64 rng(n);
         std::vector<uint64_t> fps(n);
         for (auto &fp : fps) fp = rng();
-        constexpr size_t kQueries = 200000;
-        std::vector<uint64_t> near(kQueries), random(kQueries);
-        for (size_t i = 0; i < kQueries; ++i) {
-            const int b1 = static_cast<int>(rng() % 64), b2 = static_cast<int>((b1 + 1 + rng() % 63) % 64);
-            near[i] = fps[rng() % n] ^ (uint64_t{1} << b1) ^ (uint64_t{1} << b2);
-            random[i] = rng();
-        }
+        // Around stored rows (two bits flipped for k = 3, seven for k = 7) and random points.
+        const std::vector<uint64_t> near3 = near_queries(fps, 200000, 2, rng), near7 = near_queries(fps, 20000, 7, rng);
+        std::vector<uint64_t> random(200000);
+        for (auto &q : random) q = rng();
         for (const char *name : {"rotations4", "rotations3", "triangles"}) {
             Layout l = make_layout(name);
             const auto started = std::chrono::steady_clock::now();
             for (Table &t : l.tables) build_table(&t, fps);
             const double build = seconds_since(started);
-            std::vector<Probe> probes;
-            l.probes(l, 0, &probes);
-            double entries = 0;
-            for (const Probe &p : probes) entries += static_cast<double>(n) / (size_t{1} << p.table->bits);
-            size_t found_near = 0, found_random = 0;
-            const double near_ns = time_queries(l, near, &found_near);
-            const double random_ns = time_queries(l, random, &found_random);
-            if (found_near < kQueries) std::fprintf(stderr, "%s: %zu of %zu near queries found a row\n", name, found_near, kQueries);
-            std::printf("%-12s %12zu %8zu %10.0f %14.0f %14.0f %10.1f\n", name, n, probes.size(), entries, near_ns,
-                        random_ns, build);
+            size_t probes3, probes7, found_near3, found_random, found_near7;
+            double entries3, entries7;
+            probe_counts(l, n, 3, &probes3, &entries3);
+            probe_counts(l, n, 7, &probes7, &entries7);
+            const double near3_ns = time_queries(l, near3, 3, &found_near3);
+            const double random_ns = time_queries(l, random, 3, &found_random);
+            const double near7_ns = time_queries(l, near7, 7, &found_near7);
+            if (found_near3 < near3.size() || found_near7 < near7.size())
+                std::fprintf(stderr, "%s: a query missed its row (k = 3: %zu of %zu found, k = 7: %zu of %zu)\n", name,
+                             found_near3, near3.size(), found_near7, near7.size());
+            std::printf("%-11s %10zu | %11zu %7.0f %8.0f %8.0f | %11zu %8.0f %9.0f | %7.1f\n", name, n, probes3, entries3,
+                        near3_ns, random_ns, probes7, entries7, near7_ns, build);
             std::fflush(stdout);
         }
     }
