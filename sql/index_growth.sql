@@ -71,3 +71,22 @@ SELECT count(*) AS mismatches FROM growth_truth t
 WHERE t.n <> (SELECT count(*) FROM growth g WHERE hamming(g.fp, (SELECT fp FROM growth WHERE id = t.qid)) <= t.k);
 RESET enable_seqscan;
 DROP TABLE growth;
+
+-- A large load rolled back: its merges retire more sets of pages than the metapage holds while its
+-- own snapshot keeps them from being recycled, so merges stop and its rows stay in runs (one of
+-- them the library's, now mostly dead) and in the list being merged. The first VACUUM after it
+-- (once a newer transaction ID exists, as on any busy server) recycles those sets before it
+-- rewrites the runs a fifth dead: one run of the library's rows is left, none dead, and queries
+-- read no dead entries.
+CREATE TABLE aborted (id int, fp bigint) WITH (autovacuum_enabled = off);
+INSERT INTO aborted SELECT g, hashint8extended(g, 3) FROM generate_series(1, 100000) g;
+CREATE INDEX aborted_fp ON aborted USING simhash (fp) WITH (pending_limit = 64);
+BEGIN;
+INSERT INTO aborted SELECT g, hashint8extended(g, 3) FROM generate_series(100001, 1600000) g;
+SELECT runs > 1 AS several_runs, merging_entries > 100000 AS merges_held_back FROM simhash_index_info('aborted_fp');
+ROLLBACK;
+SELECT txid_current() IS NOT NULL AS xid_assigned;
+VACUUM aborted;
+SELECT run, entries, dead_entries FROM simhash_index_runs('aborted_fp');
+SELECT simhash_index_check('aborted_fp');
+DROP TABLE aborted;

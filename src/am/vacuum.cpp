@@ -323,6 +323,29 @@ BlockNumber merge_locked(Relation index) {
     return freed;
 }
 
+// Rewrites alone each run more than kCompactDeadFraction dead by the tombstones VACUUM last
+// counted, merge lock held; returns the pages recycled first. The rewrite retires the run's pages,
+// so the retired sets no snapshot can read any more are recycled before: a large load rolled back
+// leaves its merges' sets on the metapage (its snapshot kept them from being recycled, up to the
+// metapage's room), and without room the rewrite would wait for a later VACUUM that finds dead
+// rows, every query reading the dead entries meanwhile.
+BlockNumber compact_dead_runs(Relation index, Buffer meta_buffer) {
+    const BlockNumber freed = recycle_retired(index, meta_buffer);
+    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    simhash_read_meta(index, meta);
+    BlockNumber compact[SIMHASH_MAX_RUNS];
+    int ncompact = 0;
+    for (uint32 i = 0; i < meta->nruns; ++i)
+        if (meta->runs[i].ndead > kCompactDeadFraction * static_cast<double>(meta->runs[i].nentries))
+            compact[ncompact++] = meta->runs[i].header;
+    pfree(meta);
+    for (int c = 0; c < ncompact; ++c) {
+        CHECK_FOR_INTERRUPTS();
+        if (!merge_inputs(index, meta_buffer, &compact[c], 1, false)) break;
+    }
+    return freed;
+}
+
 struct PageVisit {
     bool *reachable;
     BlockNumber nblocks;
@@ -513,23 +536,18 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
     simhash_check_meta(index, BufferGetPage(meta_buffer));
     GenericXLogState *state = GenericXLogStart(index);
     SimhashMetaData *m = SimhashPageGetMeta(GenericXLogRegisterBuffer(state, meta_buffer, 0));
-    BlockNumber compact[SIMHASH_MAX_RUNS];
-    int ncompact = 0;
     // Tombstones in the lists: backend copies of them must be read again before a heap TID this
     // VACUUM frees can be reused.
     m->pending_epoch++;
     for (uint32 i = 0; i < m->nruns; ++i) {
         Assert(m->runs[i].header == meta->runs[i].header);
         m->runs[i].ndead = tombstones[i];
-        if (m->runs[i].ndead > kCompactDeadFraction * static_cast<double>(m->runs[i].nentries))
-            compact[ncompact++] = m->runs[i].header;
     }
     GenericXLogFinish(state);
     LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
 
     // Runs a fifth dead are rewritten alone.
-    for (int c = 0; c < ncompact; ++c)
-        if (!merge_inputs(index, meta_buffer, &compact[c], 1, false)) break;
+    stats->pages_deleted += compact_dead_runs(index, meta_buffer);
     ReleaseBuffer(meta_buffer);
     unlock_merges(index);
     stats->tuples_removed += total;
@@ -539,8 +557,16 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
 IndexBulkDeleteResult *simhash_amvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats) {
     if (info->analyze_only) return stats;
     if (!stats) stats = static_cast<IndexBulkDeleteResult *>(palloc0(sizeof(IndexBulkDeleteResult)));
-    // Write the pending list out, merge tiers, recycle.
-    stats->pages_deleted += simhash_merge(info->index, true) + simhash_reclaim_unreachable_pages(info->index);
+    // Write the pending list out, merge tiers, recycle; rewrite the runs a fifth dead that
+    // ambulkdelete could not (no room to retire them then) or that a VACUUM without dead rows,
+    // which skips ambulkdelete, finds.
+    stats->pages_deleted += simhash_merge(info->index, true);
+    lock_merges(info->index);
+    Buffer meta_buffer = ReadBuffer(info->index, SIMHASH_METAPAGE_BLKNO);
+    stats->pages_deleted += compact_dead_runs(info->index, meta_buffer);
+    ReleaseBuffer(meta_buffer);
+    unlock_merges(info->index);
+    stats->pages_deleted += simhash_reclaim_unreachable_pages(info->index);
     stats->num_pages = RelationGetNumberOfBlocks(info->index);
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
     simhash_read_meta(info->index, meta);
