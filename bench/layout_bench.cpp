@@ -8,7 +8,7 @@
 //   triangles   six blocks of 11, 11, 11, 11, 10 and 10 bits and a table keyed on each pair of
 //               blocks within 0-2 and within 3-5 (two triangles, six tables): within 3 bits three
 //               blocks are clean and two of them share a triangle, so 6 exact probes of N / 2^20-22
-//               entries reach every row.
+//               entries reach every row (core/triangles.h).
 // Each table holds the full fingerprints sorted by key, with a directory on the whole key (no
 // references to a table 0, no buffer manager: the least a probe can cost). A query's probes are
 // located first (directory lines asked for, then the ranges' first lines), then scanned with the
@@ -28,7 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "../src/core/blocks.h"
 #include "../src/core/hamming.h"
+#include "../src/core/triangles.h"
 
 namespace {
 
@@ -36,6 +38,12 @@ struct Block {
     int shift;  // of the block's lowest bit
     int bits;
 };
+
+// Block i of the project's layout of `count` blocks (core/blocks.h).
+Block layout_block(int count, int i) {
+    const simhash::BlockLayout layout = simhash::block_layout(count);
+    return {simhash::block_low_bit(layout, i), layout.width[i]};
+}
 
 uint32_t block_value(uint64_t fp, Block b) { return static_cast<uint32_t>((fp >> b.shift) & ((uint64_t{1} << b.bits) - 1)); }
 
@@ -74,51 +82,33 @@ struct Layout {
     bool pairs;  // tables keyed on pairs of blocks (triangles), else on one block each (rotations)
 };
 
-// Each table's radius for a query of radius r: rotations of m blocks by the refined pigeonhole
-// (r = m q + a: the first a + 1 tables within q bits, the others within q - 1); triangles, every
-// table within s bits, s the least pair error that r errors over the six blocks can leave in
-// both triangles (a triangle holding E errors has a pair holding at most E - ceil(E / 3)).
+// Each table's radius for a query of radius r: rotations by the refined pigeonhole
+// (core/blocks.h), triangles by the least pair share (core/triangles.h).
 std::vector<int> table_radii(const Layout &l, int r) {
     const int m = static_cast<int>(l.tables.size());
     std::vector<int> radii(m);
-    if (!l.pairs) {
-        for (int t = 0; t < m; ++t) radii[t] = r / m - (t <= r % m ? 0 : 1);
-        return radii;
-    }
-    auto pair_error = [](int e) { return e - (e + 2) / 3; };
-    int s = 0;
-    for (int a = 0; a <= r; ++a) s = std::max(s, std::min(pair_error(a), pair_error(r - a)));
-    for (int &radius : radii) radius = s;
+    for (int t = 0; t < m; ++t) radii[t] = l.pairs ? simhash::triangle_table_radius(r) : simhash::block_probe_radius(r, m, t);
     return radii;
 }
 
-// Every key value within `radius` bits of `value` (bits below `from` left as they are).
-void each_within(const Table &t, uint32_t value, int radius, int from, std::vector<Probe> *out) {
-    out->push_back({&t, value, 0, 0});
-    if (radius == 0) return;
-    for (int b = from; b < t.bits; ++b) each_within(t, value ^ (uint32_t{1} << b), radius - 1, b + 1, out);
-}
-
 void query_probes(const Layout &l, const std::vector<int> &radii, uint64_t q, std::vector<Probe> *out) {
-    for (size_t t = 0; t < l.tables.size(); ++t)
-        if (radii[t] >= 0) each_within(l.tables[t], l.tables[t].key(q), radii[t], 0, out);
+    for (size_t t = 0; t < l.tables.size(); ++t) {
+        const Table &table = l.tables[t];
+        if (radii[t] >= 0)
+            simhash::for_each_value_within(table.key(q), table.bits, radii[t], [&](uint32_t v) { out->push_back({&table, v, 0, 0}); });
+    }
 }
 
 Layout make_layout(const std::string &name) {
     Layout l;
     l.name = name;
     l.pairs = name == "triangles";
-    if (name == "rotations4") {
-        for (int t = 0; t < 4; ++t) l.tables.push_back({{48 - 16 * t, 16}, {0, 0}, 0, {}, {}});
-    } else if (name == "rotations3") {
-        l.tables.push_back({{42, 22}, {0, 0}, 0, {}, {}});
-        l.tables.push_back({{21, 21}, {0, 0}, 0, {}, {}});
-        l.tables.push_back({{0, 21}, {0, 0}, 0, {}, {}});
+    const int count = name == "rotations4" ? 4 : name == "rotations3" ? 3 : simhash::kTriangleBlocks;
+    if (!l.pairs) {
+        for (int t = 0; t < count; ++t) l.tables.push_back({layout_block(count, t), {0, 0}, 0, {}, {}});
     } else {
-        const Block b[6] = {{53, 11}, {42, 11}, {31, 11}, {20, 11}, {10, 10}, {0, 10}};
-        for (int tri = 0; tri < 2; ++tri)
-            for (int i = 0; i < 3; ++i)
-                for (int j = i + 1; j < 3; ++j) l.tables.push_back({b[3 * tri + i], b[3 * tri + j], 0, {}, {}});
+        for (const simhash::BlockPair &p : simhash::kTrianglePairs)
+            l.tables.push_back({layout_block(count, p.first), layout_block(count, p.second), 0, {}, {}});
     }
     return l;
 }
