@@ -86,8 +86,9 @@ struct Layout {
 // (core/blocks.h), triangles by the least pair share (core/triangles.h).
 std::vector<int> table_radii(const Layout &l, int r) {
     const int m = static_cast<int>(l.tables.size());
+    if (l.pairs) return std::vector<int>(m, simhash::triangle_table_radius(r));
     std::vector<int> radii(m);
-    for (int t = 0; t < m; ++t) radii[t] = l.pairs ? simhash::triangle_table_radius(r) : simhash::block_probe_radius(r, m, t);
+    for (int t = 0; t < m; ++t) radii[t] = simhash::block_probe_radius(r, m, t);
     return radii;
 }
 

@@ -548,9 +548,10 @@ void simhash_copy_cache_scan_begins();
 // vacuum.cpp
 // Writes the pending list out as a new run and merges runs by size tiers until the policy is
 // satisfied; recycles retired pages whose snapshots are gone and returns how many it freed.
-// Without `wait`, returns at once if another merge is running. Serialized by a heavyweight lock on
-// the metapage.
-BlockNumber simhash_merge(Relation index, bool wait);
+// For VACUUM (`vacuum`) it waits for a running merge and also rewrites the runs a fifth dead;
+// otherwise (an insert) it returns at once if another merge is running. Serialized by a
+// heavyweight lock on the metapage.
+BlockNumber simhash_merge(Relation index, bool vacuum);
 extern int simhash_debug_merge_crash_step;
 // simhash.debug_pause_lock: when set, waits until the advisory lock of that key
 // (pg_advisory_lock(key)) is free. Scans wait after copying the metapage's lists, merges after

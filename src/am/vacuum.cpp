@@ -299,9 +299,32 @@ int runs_to_merge(Relation index, Buffer meta_buffer, BlockNumber *headers) {
 void lock_merges(Relation index) { LockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock); }
 void unlock_merges(Relation index) { UnlockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock); }
 
-// The whole merge, merge lock held: recycle, write the pending list out, merge tiers. Returns the
+// Rewrites alone each run more than kCompactDeadFraction dead by the tombstones VACUUM last
+// counted; merge lock held. A rewrite retires the run's pages, so the caller recycles first what
+// no snapshot can read any more: a large load rolled back leaves its merges' sets on the metapage
+// (its snapshot kept them from being recycled, up to the metapage's room), and without room the
+// rewrite would wait for a later VACUUM that finds dead rows, every query reading the dead entries
+// meanwhile.
+void compact_dead_runs(Relation index, Buffer meta_buffer) {
+    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
+    simhash_read_meta(index, meta);
+    BlockNumber compact[SIMHASH_MAX_RUNS];
+    int ncompact = 0;
+    for (uint32 i = 0; i < meta->nruns; ++i)
+        if (meta->runs[i].ndead > kCompactDeadFraction * static_cast<double>(meta->runs[i].nentries))
+            compact[ncompact++] = meta->runs[i].header;
+    pfree(meta);
+    for (int c = 0; c < ncompact; ++c) {
+        CHECK_FOR_INTERRUPTS();
+        if (!merge_inputs(index, meta_buffer, &compact[c], 1, false)) break;
+    }
+}
+
+// The whole merge, merge lock held: recycle, write the pending list out, merge tiers, and for
+// VACUUM's cleanup rewrite the runs a fifth dead that ambulkdelete could not (no room to retire
+// them then) or that a VACUUM without dead rows, which skips ambulkdelete, finds. Returns the
 // pages recycled.
-BlockNumber merge_locked(Relation index) {
+BlockNumber merge_locked(Relation index, bool compact) {
     MemoryContext merge_context = AllocSetContextCreate(CurrentMemoryContext, "simhash merge", ALLOCSET_DEFAULT_SIZES);
     MemoryContext old_context = MemoryContextSwitchTo(merge_context);
     Buffer meta_buffer = ReadBuffer(index, SIMHASH_METAPAGE_BLKNO);
@@ -317,32 +340,10 @@ BlockNumber merge_locked(Relation index) {
             MemoryContextReset(merge_context);
         }
     }
+    if (compact) compact_dead_runs(index, meta_buffer);
     ReleaseBuffer(meta_buffer);
     MemoryContextSwitchTo(old_context);
     MemoryContextDelete(merge_context);
-    return freed;
-}
-
-// Rewrites alone each run more than kCompactDeadFraction dead by the tombstones VACUUM last
-// counted, merge lock held; returns the pages recycled first. The rewrite retires the run's pages,
-// so the retired sets no snapshot can read any more are recycled before: a large load rolled back
-// leaves its merges' sets on the metapage (its snapshot kept them from being recycled, up to the
-// metapage's room), and without room the rewrite would wait for a later VACUUM that finds dead
-// rows, every query reading the dead entries meanwhile.
-BlockNumber compact_dead_runs(Relation index, Buffer meta_buffer) {
-    const BlockNumber freed = recycle_retired(index, meta_buffer);
-    SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
-    simhash_read_meta(index, meta);
-    BlockNumber compact[SIMHASH_MAX_RUNS];
-    int ncompact = 0;
-    for (uint32 i = 0; i < meta->nruns; ++i)
-        if (meta->runs[i].ndead > kCompactDeadFraction * static_cast<double>(meta->runs[i].nentries))
-            compact[ncompact++] = meta->runs[i].header;
-    pfree(meta);
-    for (int c = 0; c < ncompact; ++c) {
-        CHECK_FOR_INTERRUPTS();
-        if (!merge_inputs(index, meta_buffer, &compact[c], 1, false)) break;
-    }
     return freed;
 }
 
@@ -502,12 +503,12 @@ BlockNumber simhash_reclaim_unreachable_pages(Relation index) {
     return reclaimed;
 }
 
-BlockNumber simhash_merge(Relation index, bool wait) {
-    if (wait)
+BlockNumber simhash_merge(Relation index, bool vacuum) {
+    if (vacuum)
         lock_merges(index);
     else if (!ConditionalLockPage(index, SIMHASH_METAPAGE_BLKNO, ExclusiveLock))
         return 0;
-    const BlockNumber freed = merge_locked(index);
+    const BlockNumber freed = merge_locked(index, vacuum);
     unlock_merges(index);
     return freed;
 }
@@ -546,8 +547,9 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
     GenericXLogFinish(state);
     LockBuffer(meta_buffer, BUFFER_LOCK_UNLOCK);
 
-    // Runs a fifth dead are rewritten alone.
-    stats->pages_deleted += compact_dead_runs(index, meta_buffer);
+    // Runs a fifth dead are rewritten alone, once the retired sets that can be are recycled.
+    stats->pages_deleted += recycle_retired(index, meta_buffer);
+    compact_dead_runs(index, meta_buffer);
     ReleaseBuffer(meta_buffer);
     unlock_merges(index);
     stats->tuples_removed += total;
@@ -557,16 +559,8 @@ IndexBulkDeleteResult *simhash_ambulkdelete(IndexVacuumInfo *info, IndexBulkDele
 IndexBulkDeleteResult *simhash_amvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats) {
     if (info->analyze_only) return stats;
     if (!stats) stats = static_cast<IndexBulkDeleteResult *>(palloc0(sizeof(IndexBulkDeleteResult)));
-    // Write the pending list out, merge tiers, recycle; rewrite the runs a fifth dead that
-    // ambulkdelete could not (no room to retire them then) or that a VACUUM without dead rows,
-    // which skips ambulkdelete, finds.
-    stats->pages_deleted += simhash_merge(info->index, true);
-    lock_merges(info->index);
-    Buffer meta_buffer = ReadBuffer(info->index, SIMHASH_METAPAGE_BLKNO);
-    stats->pages_deleted += compact_dead_runs(info->index, meta_buffer);
-    ReleaseBuffer(meta_buffer);
-    unlock_merges(info->index);
-    stats->pages_deleted += simhash_reclaim_unreachable_pages(info->index);
+    // Write the pending list out, merge tiers, rewrite runs a fifth dead, recycle.
+    stats->pages_deleted += simhash_merge(info->index, true) + simhash_reclaim_unreachable_pages(info->index);
     stats->num_pages = RelationGetNumberOfBlocks(info->index);
     SimhashMetaData *meta = static_cast<SimhashMetaData *>(palloc(sizeof(SimhashMetaData)));
     simhash_read_meta(info->index, meta);
